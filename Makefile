@@ -1,0 +1,45 @@
+# `make demo` and `make test` work on a fresh clone: the first target they need creates a
+# virtual environment and builds the package (Rust core included) into it.
+VENV   ?= .venv
+PYTHON ?= python3
+PY      = $(VENV)/bin/python
+LS      = $(VENV)/bin/liquidsched
+OUT    ?= out
+STAMP   = $(VENV)/.installed
+
+.PHONY: install demo test test-rust test-python bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Cargo.toml crates/core/Cargo.toml $(wildcard crates/core/src/*.rs src/*.rs)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	@mkdir -p $(OUT)
+	@echo "== two-switch example (paper 000 Fig. 2): bound, then round-robin =="
+	$(LS) bound --topology two-switch --traffic half-all-to-all
+	$(LS) plan --topology two-switch --algorithm round-robin --output $(OUT)/two-switch-round-robin.json
+	$(LS) check $(OUT)/two-switch-round-robin.json
+	@echo "== swiss-t1 sub-topology 4,0,4,0,4,0,4,0 (16 nodes on the four odd switches) =="
+	$(LS) bound --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0
+	$(LS) plan --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0 --algorithm round-robin --output $(OUT)/t1-round-robin.json
+	@echo "== swiss-t1 sweep: all 5^8 allocations =="
+	$(LS) sweep --topology swiss-t1 --output $(OUT)/t1-classes.json --plot $(OUT)/t1-sweep.png
+
+test: test-rust test-python
+
+test-rust:
+	cargo test --quiet -p liquidsched-core
+
+test-python: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	@mkdir -p $(OUT)
+	$(PY) benchmarks/sweep_t1.py --output $(OUT)/bench-sweep-t1.json
+
+clean:
+	rm -rf $(VENV) target $(OUT)

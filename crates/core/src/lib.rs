@@ -1,0 +1,10 @@
+//! Pure-Rust core of liquidsched.
+//!
+//! This crate has no Python in it: the PyO3 layer in the workspace root converts types and maps
+//! [`CoreError`] to Python exceptions. One module per algorithm family.
+
+pub mod error;
+pub mod rational;
+pub mod sweep;
+
+pub use error::CoreError;

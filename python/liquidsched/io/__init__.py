@@ -1,0 +1,1 @@
+"""Reading and writing liquidsched's files: topologies, traffics, schedules."""

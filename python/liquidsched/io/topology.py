@@ -1,0 +1,183 @@
+"""The topology file format (YAML or JSON), version 1.
+
+.. code-block:: yaml
+
+    format: liquidsched-topology
+    version: 1
+    name: two-racks
+    defaults: {capacity_Bps: 1.25GB/s, latency_s: 1us}   # optional, for links and cables
+    switches: [s1, s2]                                    # shorthand for nodes of kind switch
+    hosts: [a, b]                                         # shorthand for hosts that send and receive
+    nodes:                                                # the long form, with roles
+      - {id: c, kind: host, role: sender}
+    cables:                                               # a cable is two opposite links a>b, b>a
+      - {a: a, b: s1}
+      - {a: s1, b: s2, capacity_Bps: 10Gbit/s, shared_duplex: true}
+    links:                                                # directed links (id defaults to "src>dst")
+      - {src: c, dst: s2}
+    shared_duplex: [["x", "y"]]                           # opposite links sharing one capacity
+    routing: {policy: shortest-path}                      # or next-hop with table, or paths
+
+``routing`` is one of ``{policy: shortest-path}``, ``{policy: next-hop, table: {s: {t: next}}}``
+(a missing entry means the direct link) or ``{policy: paths, paths: [{src, dst, via: [nodes]}]}``.
+Rates take units (``B/s``, ``MB/s``, ``GiB/s``, ``Gbit/s``, ...); a bare number is bytes/s.
+:func:`save_topology` writes the long form (nodes and links only); loading it gives back an equal
+network, and saving that again gives the same text.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..errors import TopologyError
+from ..network import HOST, SWITCH, Link, Network, Node
+from ..routing import ExplicitPaths, NextHop, ShortestPath
+from .fields import (
+    Fields,
+    list_of,
+    read_bool,
+    read_count,
+    read_id,
+    read_latency,
+    read_list,
+    read_mapping,
+    read_rate,
+    read_str,
+)
+from .files import read_document, write_document
+
+FORMAT = "liquidsched-topology"
+VERSION = 1
+_TOP = ("format", "version", "name", "description", "defaults", "switches", "hosts", "nodes",
+        "cables", "links", "shared_duplex", "routing")
+E = TopologyError
+
+
+def topology_from_dict(doc: Any, where: str = "") -> Network:
+    """Build a :class:`Network` from a parsed topology document.
+
+    Raises
+    ------
+    TopologyError
+        one line naming ``where`` (the file), the field and what was expected.
+    """
+    try:
+        return _build_network(doc)
+    except TopologyError as e:
+        raise type(e)(f"{where}: {e}" if where else str(e)) from None
+
+
+def _build_network(doc: Any) -> Network:
+    top = Fields(doc, "", E, _TOP)
+    fmt = top.get("format", read_str, FORMAT)
+    if fmt != FORMAT:
+        raise E(f"{top.at('format')}: expected {FORMAT!r}, got {fmt!r}")
+    version = top.get("version", read_count, VERSION)
+    if version != VERSION:
+        raise E(f"{top.at('version')}: unsupported version {version} (this liquidsched reads {VERSION})")
+    defaults = Fields(top.get("defaults", read_mapping, {}), top.at("defaults"), E, ("capacity_Bps", "latency_s"))
+    default_cap = defaults.get("capacity_Bps", read_rate, None)
+    default_lat = defaults.get("latency_s", read_latency, 0.0)
+
+    nodes = [Node(s, SWITCH, origin=f"{top.at('switches')}[{i}]")
+             for i, s in enumerate(top.get("switches", list_of(read_id), []))]
+    nodes += [Node(h, HOST, origin=f"{top.at('hosts')}[{i}]")
+              for i, h in enumerate(top.get("hosts", list_of(read_id), []))]
+    for i, item in enumerate(top.get("nodes", read_list, [])):
+        f = Fields(item, f"{top.at('nodes')}[{i}]", E, ("id", "kind", "role"))
+        nodes.append(Node(f.get("id", read_id), f.get("kind", read_str, HOST),
+                          f.get("role", read_str, "both"), origin=f.where))
+
+    def capacity(f: Fields) -> float:
+        if default_cap is None:
+            return f.get("capacity_Bps", read_rate)
+        return f.get("capacity_Bps", read_rate, default_cap)
+
+    links: list[Link] = []
+    shared: list[list[str]] = []
+    for i, item in enumerate(top.get("cables", read_list, [])):
+        f = Fields(item, f"{top.at('cables')}[{i}]", E, ("a", "b", "capacity_Bps", "latency_s", "shared_duplex"))
+        a, b = f.get("a", read_id), f.get("b", read_id)
+        cap, lat = capacity(f), f.get("latency_s", read_latency, default_lat)
+        links += [Link(f"{a}>{b}", a, b, cap, lat, origin=f.where),
+                  Link(f"{b}>{a}", b, a, cap, lat, origin=f.where)]
+        if f.get("shared_duplex", read_bool, False):
+            shared.append([f"{a}>{b}", f"{b}>{a}"])
+    for i, item in enumerate(top.get("links", read_list, [])):
+        f = Fields(item, f"{top.at('links')}[{i}]", E, ("id", "src", "dst", "capacity_Bps", "latency_s"))
+        src, dst = f.get("src", read_id), f.get("dst", read_id)
+        links.append(Link(f.get("id", read_id, f"{src}>{dst}"), src, dst, capacity(f),
+                          f.get("latency_s", read_latency, default_lat), origin=f.where))
+    for i, pair in enumerate(top.get("shared_duplex", read_list, [])):
+        shared.append(list_of(read_id)(pair, f"{top.at('shared_duplex')}[{i}]", E))
+
+    routing = _read_routing(top.get("routing", read_mapping, {"policy": "shortest-path"}), top.at("routing"))
+    return Network(nodes, links, routing, shared, name=top.get("name", read_id, "network"),
+                   description=top.get("description", read_str, ""))
+
+
+def _read_routing(value: dict, where: str):
+    policy = Fields(value, where, E, ("policy", "table", "paths")).get("policy", read_str)
+    if policy == "shortest-path":
+        Fields(value, where, E, ("policy",))
+        return ShortestPath()
+    if policy == "next-hop":
+        f = Fields(value, where, E, ("policy", "table"))
+        table = {}
+        for s, row in f.get("table", read_mapping).items():
+            s_id = read_id(s, f"{where}.table", E)
+            row = read_mapping(row, f"{where}.table.{s_id}", E)
+            table[s_id] = {read_id(t, f"{where}.table.{s_id}", E): read_id(n, f"{where}.table.{s_id}.{t}", E)
+                           for t, n in row.items()}
+        return NextHop(table)
+    if policy == "paths":
+        f = Fields(value, where, E, ("policy", "paths"))
+        paths = {}
+        for i, item in enumerate(f.get("paths", read_list)):
+            p = Fields(item, f"{where}.paths[{i}]", E, ("src", "dst", "via"))
+            key = (p.get("src", read_id), p.get("dst", read_id))
+            if key in paths:
+                raise E(f"{p.where}: a second path from {key[0]} to {key[1]}")
+            paths[key] = tuple(p.get("via", list_of(read_id)))
+        return ExplicitPaths(paths)
+    raise E(f"{where}.policy: expected 'shortest-path', 'next-hop' or 'paths', got {policy!r}")
+
+
+def topology_to_dict(net: Network) -> dict[str, Any]:
+    """The long-form document of a network (see the module doc)."""
+    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "name": net.name}
+    if net.description:
+        doc["description"] = net.description
+    doc["nodes"] = [
+        {"id": n.id, "kind": n.kind, **({"role": n.role} if n.kind == HOST else {})}
+        for n in net.nodes.values()
+    ]
+    doc["links"] = [
+        {"id": l.id, "src": l.src, "dst": l.dst, "capacity_Bps": float(l.capacity_Bps),
+         "latency_s": float(l.latency_s)}
+        for l in net.links.values()
+    ]
+    if net.shared_duplex:
+        doc["shared_duplex"] = [list(p) for p in net.shared_duplex]
+    doc["routing"] = _routing_to_dict(net.routing)
+    return doc
+
+
+def _routing_to_dict(routing) -> dict[str, Any]:
+    if isinstance(routing, NextHop):
+        return {"policy": routing.policy, "table": {s: dict(row) for s, row in routing.table.items()}}
+    if isinstance(routing, ExplicitPaths):
+        return {"policy": routing.policy,
+                "paths": [{"src": s, "dst": d, "via": list(v)} for (s, d), v in routing.paths.items()]}
+    return {"policy": routing.policy}
+
+
+def load_topology(path: str | os.PathLike) -> Network:
+    """Read a topology file (YAML or JSON)."""
+    return topology_from_dict(read_document(path, E), str(path))
+
+
+def save_topology(net: Network, path: str | os.PathLike) -> None:
+    """Write a topology file (JSON for ``.json``, YAML otherwise), atomically."""
+    write_document(topology_to_dict(net), path)

@@ -1,0 +1,301 @@
+"""The network model: hosts, switches, directed links, resources and static routes.
+
+A cable is two directed links. Two opposite links may be declared *shared-duplex*: both
+directions then draw on one capacity and count as one **resource**, the unit of contention.
+Every route between a sending and a receiving host is computed and checked when the network is
+built, so a :class:`Network` that exists is a network whose routes are valid.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterable, Sequence
+
+from .errors import TopologyError
+from .routing import Routing, ShortestPath, check_route
+
+HOST = "host"
+SWITCH = "switch"
+ROLES = ("both", "sender", "receiver")
+
+
+@dataclass(frozen=True)
+class Node:
+    """A host or a switch. A host's ``role`` says whether it sends, receives, or both."""
+
+    id: str
+    kind: str = HOST
+    role: str = "both"
+    origin: str = field(default="", compare=False, repr=False)
+
+    @property
+    def sends(self) -> bool:
+        return self.kind == HOST and self.role in ("both", "sender")
+
+    @property
+    def receives(self) -> bool:
+        return self.kind == HOST and self.role in ("both", "receiver")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A directed link with its capacity (bytes/s) and latency (s)."""
+
+    id: str
+    src: str
+    dst: str
+    capacity_Bps: float
+    latency_s: float = 0.0
+    origin: str = field(default="", compare=False, repr=False)
+
+
+def _where(obj: Node | Link, fallback: str) -> str:
+    return obj.origin or fallback
+
+
+class Network:
+    """A network with static routing.
+
+    Parameters
+    ----------
+    nodes, links
+        The hosts and switches, and the directed links between them.
+    routing
+        A routing policy (:mod:`liquidsched.routing`); shortest path by default.
+    shared_duplex
+        Pairs of opposite link ids that share one capacity.
+    name
+        A name for reports.
+
+    Examples
+    --------
+    >>> net = Network(
+    ...     [Node("h1"), Node("h2"), Node("s", "switch")],
+    ...     [Link("h1>s", "h1", "s", 1e8), Link("s>h1", "s", "h1", 1e8),
+    ...      Link("h2>s", "h2", "s", 1e8), Link("s>h2", "s", "h2", 1e8)])
+    >>> net.route("h1", "h2")
+    ('h1>s', 's>h2')
+    """
+
+    def __init__(
+        self,
+        nodes: Iterable[Node],
+        links: Iterable[Link],
+        routing: Routing | None = None,
+        shared_duplex: Iterable[Sequence[str]] = (),
+        name: str = "network",
+        description: str = "",
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.routing: Routing = routing if routing is not None else ShortestPath()
+        self.nodes: dict[str, Node] = {}
+        self.links: dict[str, Link] = {}
+        self.shared_duplex: list[tuple[str, str]] = []
+        self._node_index: dict[str, int] = {}
+        self._between: dict[tuple[str, str], str] = {}
+        self._out: dict[str, list[str]] = {}
+        self._in: dict[str, list[str]] = {}
+        self._distance_cache: dict[str, dict[str, int]] = {}
+        self._add_nodes(nodes)
+        self._add_links(links)
+        self._build_resources(shared_duplex)
+        if hasattr(self.routing, "check_table"):
+            self.routing.check_table(self)
+        self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._route_resources: dict[tuple[str, str], frozenset[int]] = {}
+        self._compute_routes()
+
+    # -- construction -------------------------------------------------------------------------
+
+    def _add_nodes(self, nodes: Iterable[Node]) -> None:
+        for i, node in enumerate(nodes):
+            where = _where(node, f"nodes[{i}]")
+            if not isinstance(node.id, str) or not node.id:
+                raise TopologyError(f"{where}.id: expected a non-empty string, got {node.id!r}")
+            if node.id in self.nodes:
+                raise TopologyError(f"{where}.id: duplicate id {node.id!r}")
+            if node.kind not in (HOST, SWITCH):
+                raise TopologyError(f"{where}.kind: expected 'host' or 'switch', got {node.kind!r}")
+            if node.role not in ROLES:
+                raise TopologyError(f"{where}.role: expected one of {', '.join(ROLES)}, got {node.role!r}")
+            self._node_index[node.id] = len(self.nodes)
+            self.nodes[node.id] = node
+            self._out[node.id] = []
+            self._in[node.id] = []
+        if not any(n.kind == HOST for n in self.nodes.values()):
+            raise TopologyError("nodes: the network has no host")
+
+    def _add_links(self, links: Iterable[Link]) -> None:
+        for i, link in enumerate(links):
+            where = _where(link, f"links[{i}]")
+            if not isinstance(link.id, str) or not link.id:
+                raise TopologyError(f"{where}.id: expected a non-empty string, got {link.id!r}")
+            if link.id in self.links:
+                raise TopologyError(f"{where}.id: duplicate id {link.id!r}")
+            for end in ("src", "dst"):
+                if getattr(link, end) not in self.nodes:
+                    raise TopologyError(f"{where}.{end}: unknown node {getattr(link, end)!r}")
+            if link.src == link.dst:
+                raise TopologyError(f"{where}: link from {link.src} to itself")
+            cap = link.capacity_Bps
+            if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not math.isfinite(cap) or cap <= 0:
+                raise TopologyError(f"{where}.capacity_Bps: expected a positive number, got {cap!r}")
+            lat = link.latency_s
+            if isinstance(lat, bool) or not isinstance(lat, (int, float)) or not math.isfinite(lat) or lat < 0:
+                raise TopologyError(f"{where}.latency_s: expected a non-negative number, got {lat!r}")
+            if (link.src, link.dst) in self._between:
+                other = self._between[(link.src, link.dst)]
+                raise TopologyError(
+                    f"{where}: a second link from {link.src} to {link.dst} (link {other!r} exists; "
+                    "declare one link with the total capacity)"
+                )
+            self.links[link.id] = link
+            self._between[(link.src, link.dst)] = link.id
+            self._out[link.src].append(link.dst)
+            self._in[link.dst].append(link.src)
+        for ids in (self._out, self._in):
+            for v, neighbours in ids.items():
+                neighbours.sort(key=self._node_index.__getitem__)
+
+    def _build_resources(self, shared_duplex: Iterable[Sequence[str]]) -> None:
+        paired: dict[str, str] = {}
+        for i, pair in enumerate(shared_duplex):
+            where = f"shared_duplex[{i}]"
+            if len(pair) != 2:
+                raise TopologyError(f"{where}: expected two link ids, got {list(pair)!r}")
+            a, b = pair
+            for lid in (a, b):
+                if lid not in self.links:
+                    raise TopologyError(f"{where}: unknown link {lid!r}")
+                if lid in paired:
+                    raise TopologyError(f"{where}: link {lid!r} is already shared-duplex")
+            la, lb = self.links[a], self.links[b]
+            if (la.src, la.dst) != (lb.dst, lb.src):
+                raise TopologyError(f"{where}: links {a!r} and {b!r} are not opposite directions")
+            if la.capacity_Bps != lb.capacity_Bps:
+                raise TopologyError(f"{where}: links {a!r} and {b!r} have different capacities")
+            paired[a], paired[b] = b, a
+            self.shared_duplex.append((a, b))
+        self.resources: list[str] = []
+        self.resource_capacity: list[float] = []
+        self.link_resource: dict[str, int] = {}
+        for lid, link in self.links.items():
+            if lid in self.link_resource:
+                continue
+            self.link_resource[lid] = len(self.resources)
+            if lid in paired:
+                self.link_resource[paired[lid]] = len(self.resources)
+                self.resources.append(f"{lid}|{paired[lid]}")
+            else:
+                self.resources.append(lid)
+            self.resource_capacity.append(float(link.capacity_Bps))
+
+    def _compute_routes(self) -> None:
+        senders = [h for h in self.hosts() if self.nodes[h].sends]
+        receivers = [h for h in self.hosts() if self.nodes[h].receives]
+        for s in senders:
+            for d in receivers:
+                self._route(s, d)
+
+    def _route(self, src: str, dst: str) -> tuple[str, ...]:
+        key = (src, dst)
+        if key not in self._routes:
+            nodes = self.routing.route_nodes(self, src, dst)
+            links = check_route(self, src, dst, nodes)
+            self._routes[key] = links
+            self._route_resources[key] = frozenset(self.link_resource[l] for l in links)
+        return self._routes[key]
+
+    # -- queries ------------------------------------------------------------------------------
+
+    def hosts(self) -> list[str]:
+        """Host ids in declaration order."""
+        return [n.id for n in self.nodes.values() if n.kind == HOST]
+
+    def switches(self) -> list[str]:
+        """Switch ids in declaration order."""
+        return [n.id for n in self.nodes.values() if n.kind == SWITCH]
+
+    def senders(self) -> list[str]:
+        return [h for h in self.hosts() if self.nodes[h].sends]
+
+    def receivers(self) -> list[str]:
+        return [h for h in self.hosts() if self.nodes[h].receives]
+
+    def is_switch(self, node: str) -> bool:
+        n = self.nodes.get(node)
+        return n is not None and n.kind == SWITCH
+
+    def node_index(self, node: str) -> int:
+        return self._node_index[node]
+
+    def out_neighbours(self, node: str) -> list[str]:
+        return self._out[node]
+
+    def in_neighbours(self, node: str) -> list[str]:
+        return self._in[node]
+
+    def link_between(self, u: str, v: str) -> str | None:
+        """The id of the link from ``u`` to ``v``, or None."""
+        return self._between.get((u, v))
+
+    def home_switch(self, host: str) -> str | None:
+        """The one switch a host is attached to, or None if it has none or several."""
+        neighbours = set(self._out[host]) | set(self._in[host])
+        if len(neighbours) == 1:
+            (only,) = neighbours
+            if self.is_switch(only):
+                return only
+        return None
+
+    def host_groups(self) -> dict[str, list[str]]:
+        """Hosts by the switch they hang off, switches and hosts in declaration order.
+
+        Raises
+        ------
+        TopologyError
+            if a host is not attached to exactly one switch.
+        """
+        groups: dict[str, list[str]] = {s: [] for s in self.switches()}
+        for h in self.hosts():
+            home = self.home_switch(h)
+            if home is None:
+                raise TopologyError(f"host {h} is not attached to exactly one switch")
+            groups[home].append(h)
+        return {s: hs for s, hs in groups.items() if hs}
+
+    def route(self, src: str, dst: str) -> tuple[str, ...]:
+        """Link ids of the route from host ``src`` to host ``dst``."""
+        for end, h in (("source", src), ("destination", dst)):
+            if h not in self.nodes or self.nodes[h].kind != HOST:
+                raise TopologyError(f"unknown {end} host {h!r}")
+        return self._route(src, dst)
+
+    def path_resources(self, src: str, dst: str) -> frozenset[int]:
+        """Resource indices used by the route from ``src`` to ``dst``."""
+        self.route(src, dst)
+        return self._route_resources[(src, dst)]
+
+    def resource_capacity_exact(self, r: int) -> Fraction:
+        """Capacity of resource ``r`` as an exact fraction (of the float as stored)."""
+        return Fraction(self.resource_capacity[r])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Network):
+            return NotImplemented
+        return (
+            self.name == other.name
+            and list(self.nodes.values()) == list(other.nodes.values())
+            and list(self.links.values()) == list(other.links.values())
+            and self.shared_duplex == other.shared_duplex
+            and self.routing == other.routing
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Network({self.name!r}, {len(self.hosts())} hosts, {len(self.switches())} switches, "
+            f"{len(self.links)} links, routing={self.routing.policy})"
+        )

@@ -1,0 +1,60 @@
+"""Schedulers: each takes (network, traffic, options) and returns a :class:`Schedule`.
+
+Choose one by name with :func:`plan`, or pass your own callable, as networkx does with its
+colouring strategies. A callable may also return frames as lists of transfer indices.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from ..bounds import frame_lower_bound
+from ..errors import InputError
+from ..network import Network
+from ..schedule import Schedule, ScheduleInfo
+from ..traffic import Traffic
+from .baselines import random_order, round_robin
+
+Scheduler = Callable[..., Any]
+
+SCHEDULERS: dict[str, Scheduler] = {
+    "round-robin": round_robin,
+    "random": random_order,
+}
+
+
+def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round-robin", **options: Any) -> Schedule:
+    """Schedule ``traffic`` on ``network`` with ``algorithm`` (a name in :data:`SCHEDULERS` or a
+    callable), and record the lower bound and the time spent.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import two_switch
+    >>> from liquidsched.traffic import half_all_to_all
+    >>> net = two_switch()
+    >>> s = plan(net, half_all_to_all(net), "round-robin")
+    >>> s.length, s.info.lower_bound, s.liquid
+    (7, 6, False)
+    """
+    if isinstance(algorithm, str):
+        if algorithm not in SCHEDULERS:
+            raise InputError(f"unknown algorithm {algorithm!r} (available: {', '.join(SCHEDULERS)})")
+        fn, name = SCHEDULERS[algorithm], algorithm
+    else:
+        fn, name = algorithm, getattr(algorithm, "__name__", "custom")
+    start = time.perf_counter()
+    result = fn(network, traffic, **options)
+    elapsed = time.perf_counter() - start
+    if not isinstance(result, Schedule):
+        result = Schedule.from_indices(network, traffic, result, ScheduleInfo(name, parameters=dict(options)))
+    info = result.info
+    info.time_s = info.time_s or elapsed
+    if info.lower_bound is None:
+        info.lower_bound = frame_lower_bound(traffic.resource_sets(network))
+    if info.optimal is None and result.length == info.lower_bound:
+        info.optimal = True  # a liquid schedule cannot be beaten
+    return result
+
+
+__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order"]

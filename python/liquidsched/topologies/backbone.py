@@ -1,0 +1,32 @@
+"""Two clusters joined by one backbone link (paper 004)."""
+
+from __future__ import annotations
+
+from ..errors import TopologyError
+from ..network import Network
+from ..routing import ShortestPath
+from ._build import cable, hosts, switches
+
+
+def backbone(n1: int = 10, n2: int = 10, card_Bps: float = 12.5e6, backbone_Bps: float = 62.5e6) -> Network:
+    """Cluster A (``a1..a{n1}``, senders) and cluster B (``b1..b{n2}``, receivers), each on its
+    own switch, joined by one backbone cable.
+
+    The defaults are paper 004's testbed: 100 Mbit/s cards and a backbone that carries k = 5 of
+    them at once (500 Mbit/s).
+
+    Examples
+    --------
+    >>> backbone(2, 2).route("a1", "b2")
+    ('a1>A', 'A>B', 'B>b2')
+    """
+    if n1 < 1 or n2 < 1:
+        raise TopologyError(f"backbone: both clusters need a node, got {n1}, {n2}")
+    a = [f"a{i}" for i in range(1, n1 + 1)]
+    b = [f"b{i}" for i in range(1, n2 + 1)]
+    links = cable("A", "B", backbone_Bps)
+    links += [l for h in a for l in cable(h, "A", card_Bps)]
+    links += [l for h in b for l in cable(h, "B", card_Bps)]
+    return Network(switches(["A", "B"]) + hosts(a, "sender") + hosts(b, "receiver"), links,
+                   ShortestPath(), name="backbone",
+                   description=f"paper 004: {n1} senders and {n2} receivers through one backbone")

@@ -1,0 +1,139 @@
+"""The command line: outputs other tools read, and one-line errors with no traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from liquidsched.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_bound_json(capsys):
+    code, out, _ = run(capsys, "bound", "--topology", "two-switch", "--traffic", "half-all-to-all", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["transfers"] == 25 and data["duration"] == 6
+    assert data["bottlenecks"] == ["l_ab", "l_ba"]
+    assert round(data["liquid_throughput_Bps"] / 1e6, 2) == 416.67
+
+
+def test_bound_with_allocation(capsys):
+    code, out, _ = run(capsys, "bound", "--topology", "swiss-t1", "--alloc", "4,0,4,0,4,0,4,0", "--json")
+    assert code == 0 and json.loads(out)["duration"] == 32
+
+
+def test_plan_then_check(capsys, tmp_path):
+    path = tmp_path / "rr.json"
+    code, out, _ = run(capsys, "plan", "--topology", "two-switch", "--algorithm", "round-robin",
+                       "--output", str(path), "--json")
+    summary = json.loads(out)
+    assert code == 0
+    assert {k: summary[k] for k in ("algorithm", "length", "lower_bound")} == \
+        {"algorithm": "round-robin", "length": 7, "lower_bound": 6}
+    assert summary["time_s"] >= 0
+    code, out, _ = run(capsys, "check", str(path))
+    assert code == 0 and "valid, 7 frames" in out
+
+
+def test_check_lists_violations(capsys, tmp_path):
+    path = tmp_path / "rr.json"
+    run(capsys, "plan", "--topology", "two-switch", "--output", str(path))
+    doc = json.loads(path.read_text())
+    doc["frames"][0].pop()
+    doc["frames"][1].append({"transfer": "t1->r9", "bytes": 5})
+    path.write_text(json.dumps(doc))
+    code, _, err = run(capsys, "check", str(path))
+    assert code == 1
+    assert "transfer t5->r5 is missing" in err and "unknown transfer 't1->r9'" in err
+
+
+def test_topology_export_and_show(capsys, tmp_path):
+    path = tmp_path / "t1.yaml"
+    assert run(capsys, "topology", "export", "swiss-t1", "--output", str(path))[0] == 0
+    code, out, _ = run(capsys, "topology", "show", str(path), "--json")
+    info = json.loads(out)
+    assert code == 0 and info["hosts"] == 32 and info["routing"] == "next-hop"
+    assert run(capsys, "topology", "list")[0] == 0
+
+
+def test_sweep_writes_classes_and_plot(capsys, tmp_path):
+    out_json, png = tmp_path / "c.json", tmp_path / "c.png"
+    code, _, _ = run(capsys, "sweep", "--topology", "hierarchical:d1=3,d2=3", "--output", str(out_json),
+                     "--plot", str(png))
+    classes = json.loads(out_json.read_text())["classes"]
+    assert code == 0 and png.read_bytes()[:4] == b"\x89PNG"
+    assert set(classes[0]) >= {"hosts", "liquid_throughput_Bps", "count", "allocation"}
+    assert sum(c["count"] for c in classes) == 4**3 - 1
+
+
+MALFORMED = {
+    "missing field": ({"nodes": [{"kind": "switch"}]}, "nodes[0]: missing field 'id'"),
+    "wrong type": ({"nodes": "h1"}, "nodes: expected a list"),
+    "unknown node": ({"hosts": ["h"], "links": [{"src": "h", "dst": "z", "capacity_Bps": 1}]},
+                     "links[0].dst: unknown node 'z'"),
+    "non-positive capacity": ({"switches": ["s"], "hosts": ["h"], "cables": [{"a": "h", "b": "s", "capacity_Bps": -3}]},
+                              "cables[0].capacity_Bps: expected a positive rate"),
+    "duplicate id": ({"hosts": ["h", "h"]}, "hosts[1].id: duplicate id 'h'"),
+    "unreachable pair": ({"switches": ["s"], "hosts": ["a", "b"], "cables": [{"a": "a", "b": "s", "capacity_Bps": 1}]},
+                         "no route"),
+    "routing loop": ({"switches": ["s1", "s2", "s3"], "hosts": ["a", "b"],
+                      "cables": [{"a": "a", "b": "s1"}, {"a": "b", "b": "s3"}, {"a": "s1", "b": "s2"}, {"a": "s2", "b": "s3"}],
+                      "defaults": {"capacity_Bps": 1},
+                      "routing": {"policy": "next-hop", "table": {"s1": {"s3": "s2"}, "s2": {"s3": "s1"}}}},
+                     "loops: s1 → s2 → s1"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_malformed_topology_through_the_cli(case, capsys, tmp_path):
+    doc, expected = MALFORMED[case]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    code, out, err = run(capsys, "bound", "--topology", str(path))
+    lines = err.strip().splitlines()
+    assert code == 2 and out == ""
+    assert len(lines) == 1 and lines[0].startswith(f"liquidsched: error: {path}: ")
+    assert expected in lines[0]
+
+
+@pytest.mark.parametrize("argv,expected", [
+    (["bound", "--topology", "nowhere"], "unknown topology 'nowhere'"),
+    (["bound", "--topology", "fat-tree:k=3"], "k must be even"),
+    (["bound", "--topology", "swiss-t1", "--alloc", "9,0,0,0,0,0,0,0"], "switch s1 has 4 hosts, asked for 9"),
+    (["bound", "--topology", "two-switch", "--traffic", "gossip"], "unknown traffic 'gossip'"),
+    (["check", "/nonexistent/s.json"], "/nonexistent/s.json: no such file"),
+    (["plan", "--topology", "two-switch", "--output", "/nonexistent/dir/s.json"], "does not exist"),
+])
+def test_user_errors_are_one_line(capsys, argv, expected):
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse-level errors exit directly
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and expected in err and "Traceback" not in err
+
+
+def test_entry_point_prints_no_traceback(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    p = subprocess.run([sys.executable, "-m", "liquidsched.cli", "check", str(bad)], capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr and "not valid JSON" in p.stderr
+
+
+def test_no_half_written_output(tmp_path, capsys):
+    # A schedule that cannot be built leaves no file behind.
+    target = tmp_path / "s.json"
+    code, _, _ = run(capsys, "plan", "--topology", "two-switch", "--traffic", "scatter:root=r1", "--output", str(target))
+    assert code == 2 and not target.exists() and list(tmp_path.iterdir()) == []

@@ -1,0 +1,64 @@
+"""Traffic generators and transfer files."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from liquidsched import TrafficError, make_traffic
+from liquidsched.topologies import build_topology
+from liquidsched.traffic import load_traffic, permutation, scatter
+
+
+def test_generators_count(t1_net):
+    assert len(make_traffic(t1_net, "half-all-to-all")) == 32 * 32
+    assert len(make_traffic(t1_net, "all-to-all")) == 32 * 31
+    assert len(scatter(t1_net, "n1.1")) == 31
+    assert len(make_traffic(t1_net, "gather:root=n2.1")) == 31
+    p = permutation(t1_net, seed=3)
+    assert sorted(t.dst for t in p) == sorted(t1_net.hosts()) and all(t.src != t.dst for t in p)
+    r = make_traffic(t1_net, "random:seed=1,density=0.5")
+    assert 0 < len(r) < 32 * 31 and r == make_traffic(t1_net, "random:seed=1,density=0.5")
+
+
+def test_roles_are_respected(two_switch_net):
+    t = make_traffic(two_switch_net, "all-to-all")
+    assert len(t) == 25 and {x.src[0] for x in t} == {"t"} and {x.dst[0] for x in t} == {"r"}
+
+
+def test_csv_rows_and_matrix(tmp_path, two_switch_net):
+    rows = tmp_path / "rows.csv"
+    rows.write_text("src,dst,size_bytes\nt1,r4,100\nt2,r5,2e3\n")
+    t = load_traffic(rows)
+    assert [(x.src, x.dst, x.size_bytes) for x in t] == [("t1", "r4", 100), ("t2", "r5", 2000)]
+    matrix = tmp_path / "m.csv"
+    matrix.write_text(",r1,r2\nt1,5,0\nt4,,7\n")
+    t = make_traffic(two_switch_net, str(matrix))
+    assert [(x.src, x.dst, x.size_bytes) for x in t] == [("t1", "r1", 5), ("t4", "r2", 7)]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("src,dst,size_bytes\nt1,r4,-1\n", "line 2, column 3: expected a size in bytes"),
+    ("src,dst,size_bytes\nt1,x9,10\n", "transfers[0].dst: unknown host 'x9'"),
+    ("src,dst,size_bytes\nr1,t1,10\n", "transfers[0].src: host r1 does not send"),
+])
+def test_bad_traffic_files(tmp_path, two_switch_net, text, expected):
+    path = tmp_path / "t.csv"
+    path.write_text(text)
+    with pytest.raises(TrafficError, match=re.escape(expected)):
+        make_traffic(two_switch_net, str(path))
+
+
+def test_allocation_errors(t1_net):
+    from liquidsched.traffic import allocation_hosts
+
+    with pytest.raises(TrafficError, match=r"expected 8 counts"):
+        allocation_hosts(t1_net, [1, 2])
+    with pytest.raises(TrafficError, match=r"allocation\[2\]: switch s3 has 4 hosts, asked for 5"):
+        allocation_hosts(t1_net, [0, 0, 5, 0, 0, 0, 0, 0])
+
+
+def test_backbone_redistribution():
+    net = build_topology("backbone:n1=3,n2=2")
+    assert len(make_traffic(net, "all-to-all")) == 6
