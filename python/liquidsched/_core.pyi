@@ -1,0 +1,25 @@
+"""Typed stubs of the Rust extension module (the PyO3 layer over liquidsched-core)."""
+
+from typing import Callable, Sequence, TypedDict
+
+__version__: str
+
+Access = Sequence[Sequence[Sequence[tuple[int, str]]]]
+Fabric = Sequence[tuple[int, Sequence[tuple[int, int]]]]
+
+class RawSweepClass(TypedDict):
+    hosts: int
+    liquid_throughput: tuple[int, int]
+    crossbar_throughput: tuple[int, int]
+    count: int
+    allocation: list[int]
+
+def sweep_bound(
+    access: Access, fabric: Fabric, include_self: bool, allocation: Sequence[int]
+) -> tuple[int, int, tuple[int, int], tuple[int, int]]: ...
+def sweep_classes(
+    access: Access,
+    fabric: Fabric,
+    include_self: bool,
+    progress: Callable[[int, int], object] | None = None,
+) -> tuple[list[RawSweepClass], int]: ...
