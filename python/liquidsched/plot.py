@@ -32,8 +32,12 @@ def plot_sweep(result: SweepResult, path: str | os.PathLike) -> None:
     ax.plot(x, crossbar, color="0.6", lw=1.5, label="full crossbar")
     ax.plot(x, liquid, ".", color="tab:blue", ms=4, label="liquid throughput")
     starts = [i for i, c in enumerate(classes) if i == 0 or c.hosts != classes[i - 1].hosts]
-    step = max(1, len(starts) // 16)
-    ax.set_xticks(starts[::step], [str(classes[i].hosts) for i in starts[::step]])
+    # Label a host count only where there is room for it: small counts have one class each.
+    ticks, gap = [], max(1, len(classes) // 40)
+    for i in starts:
+        if not ticks or i - ticks[-1] >= gap:
+            ticks.append(i)
+    ax.set_xticks(ticks, [str(classes[i].hosts) for i in ticks])
     ax.set_xlabel("sub-topology classes, by number of hosts (tick: first class with that many hosts)")
     ax.set_ylabel("throughput (MB/s)")
     ax.set_title(f"{result.network}: liquid throughput of the half all-to-all, "
