@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from liquidsched.network import HOST, SWITCH, Link, Network, Node
@@ -52,9 +53,5 @@ def traffics(draw, net: Network, max_transfers: int = 12, uniform: bool | None =
 @st.composite
 def problems(draw, **kw) -> tuple[Network, Traffic]:
     net = draw(networks(**kw))
-    if not net.senders() or not net.receivers():
-        net = Network(list(net.nodes.values()), list(net.links.values()), net.routing, net.shared_duplex)
-    from hypothesis import assume
-
     assume(net.senders() and net.receivers())
     return net, draw(traffics(net))

@@ -41,11 +41,13 @@ def test_t1_representatives_match_full_bound(t1_net, t1_sweep):
         assert c.crossbar_throughput_Bps == c.hosts * Fraction(86_000_000)
 
 
-def test_t1_full_allocation(t1_sweep):
+def test_t1_full_allocation(t1_net, t1_sweep):
     full = [c for c in t1_sweep.classes if c.hosts == 32]
     assert len(full) == 1 and full[0].count == 1 and full[0].allocation == (4,) * 8
-    # 32 nodes: 1024 transfers; the busiest inter-switch links carry 48 (hand count:
-    # 16 direct pairs plus 2 routed pairs of 4x4 nodes... as computed by the full bound).
+    # 32 nodes, 1024 transfers. An inter-switch link carries its own switch pair (4 x 4 = 16)
+    # and the pairs routed over it; the 24 routed pairs make 48 hops over 32 links, and the
+    # busiest links take two of them: 16 + 2 x 16 = 48.
+    assert compute_bound(t1_net, half_all_to_all(t1_net)).duration == 48
     assert full[0].liquid_throughput_Bps == Fraction(1024 * 86_000_000, 48)
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from liquidsched import TopologyError, load_topology, save_topology
-from liquidsched.io.topology import topology_from_dict, topology_to_dict
+from liquidsched.io.topology import topology_from_dict
 from liquidsched.topologies import BUILDERS, build_topology
 
 SMALL = {"two-switch": "two-switch", "swiss-t1": "swiss-t1", "hierarchical": "hierarchical:d1=3,d2=3,shared_uplinks=true",

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .bounds import compute_bound
-from .errors import InputError, LiquidschedError, TrafficError
+from .errors import LiquidschedError
 from .io.files import write_document
 from .io.topology import save_topology
 from .network import Network

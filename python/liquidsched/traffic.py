@@ -219,7 +219,7 @@ def random_matrix(net: Network, hosts: Sequence[str] | None = None, seed: int = 
     """A seeded random transfer matrix: each (sender, other receiver) pair is present with
     probability ``density``, its size uniform in ``[min_bytes, max_bytes]``."""
     if not 0 < density <= 1 or not 0 < min_bytes <= max_bytes:
-        raise TrafficError(f"random matrix: need 0 < density <= 1 and 0 < min_bytes <= max_bytes")
+        raise TrafficError("random matrix: need 0 < density <= 1 and 0 < min_bytes <= max_bytes")
     senders, receivers = _roles(net, hosts)
     rng = random.Random(seed)
     transfers = [Transfer(s, d, rng.randint(min_bytes, max_bytes))
