@@ -75,3 +75,18 @@ def test_best_allocation_answers_which_nodes(t1_sweep):
 def test_sweep_needs_hosts_that_send_and_receive(two_switch_net):
     with pytest.raises(TopologyError, match="does not both send and receive"):
         run_sweep(two_switch_net)
+
+
+def test_core_errors_become_liquidsched_exceptions():
+    from liquidsched import _core
+    from liquidsched.errors import InvalidInputError, ProblemTooLargeError
+
+    access = [[[(100, "up"), (100, "down")]]] * 2
+    with pytest.raises(InvalidInputError, match="allocation has 3 entries but there are 2 groups"):
+        _core.sweep_bound(access, [], True, [1, 1, 1])
+    with pytest.raises(InvalidInputError, match="group pair \\(0, 7\\)"):
+        _core.sweep_bound(access, [(100, [(0, 7)])], True, [1, 1])
+    with pytest.raises(ProblemTooLargeError):
+        _core.sweep_classes([[[(1, "up")]] * 9] * 12, [], True)
+    hosts, transfers, duration, _ = _core.sweep_bound(access, [(100, [(0, 1)])], True, [1, 1])
+    assert (hosts, transfers, Fraction(*duration)) == (2, 4, Fraction(2, 100))
