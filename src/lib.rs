@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 use liquidsched_core::CoreError;
 
+mod coloring;
 mod sweep;
 
 /// Raise a core error as the matching exception of `liquidsched.errors`.
@@ -28,6 +29,7 @@ pub(crate) fn to_py_err(py: Python<'_>, err: CoreError) -> PyErr {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    coloring::register(m)?;
     sweep::register(m)?;
     Ok(())
 }

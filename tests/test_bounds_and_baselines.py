@@ -5,11 +5,14 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from hypothesis import assume, given, settings
 
 from liquidsched import compute_bound, half_all_to_all, plan
 from liquidsched.network import Link, Network, Node
 from liquidsched.schedulers.baselines import round_robin_steps
 from liquidsched.traffic import Traffic, Transfer, all_to_all, allocation_hosts
+
+from .strategies import problems
 
 
 def test_two_switch_bound_matches_papers(two_switch_net):
@@ -93,3 +96,36 @@ def test_plan_accepts_a_callable(two_switch_net):
 
     s = plan(two_switch_net, traffic, one_per_frame)
     assert s.length == 25 and s.info.algorithm == "one_per_frame" and s.info.optimal is None
+
+
+def test_dsatur_on_the_papers_examples(two_switch_net, t1_net):
+    traffic = half_all_to_all(two_switch_net)
+    s = plan(two_switch_net, traffic, "dsatur")
+    assert 6 <= s.length <= 7 and s.info.algorithm == "dsatur"
+    # Full T1 half all-to-all: 1024 transfers; no schedule beats Λ = 48 frames.
+    s = plan(t1_net, half_all_to_all(t1_net), "dsatur")
+    assert s.length >= 48 and s.info.lower_bound == 48
+
+
+def chromatic_number(conflicts: list[set[int]]) -> int:
+    """Fewest colours of the conflict graph, by trying every colouring with k colours."""
+    import itertools
+
+    n = len(conflicts)
+    for k in range(1, n + 1):
+        for colouring in itertools.product(range(k), repeat=n):
+            if all(colouring[u] != colouring[v] for u in range(n) for v in conflicts[u]):
+                return k
+    return n
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems())
+def test_dsatur_against_brute_force_colouring(problem):
+    net, traffic = problem
+    assume(len(traffic) <= 7)
+    sets = traffic.resource_sets(net)
+    conflicts = [{v for v in range(len(sets)) if v != u and sets[u] & sets[v]} for u in range(len(sets))]
+    s = plan(net, traffic, "dsatur")
+    # Never fewer frames than the optimum, never more than a greedy colouring can need.
+    assert chromatic_number(conflicts) <= s.length <= max(len(c) for c in conflicts) + 1

@@ -3,6 +3,7 @@
 //! This crate has no Python in it: the PyO3 layer in the workspace root converts types and maps
 //! [`CoreError`] to Python exceptions. One module per algorithm family.
 
+pub mod coloring;
 pub mod error;
 pub mod rational;
 pub mod sweep;

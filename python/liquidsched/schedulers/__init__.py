@@ -15,12 +15,14 @@ from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
 from .baselines import random_order, round_robin
+from .coloring import dsatur
 
 Scheduler = Callable[..., Any]
 
 SCHEDULERS: dict[str, Scheduler] = {
     "round-robin": round_robin,
     "random": random_order,
+    "dsatur": dsatur,
 }
 
 
@@ -57,4 +59,4 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     return result
 
 
-__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order"]
+__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur"]

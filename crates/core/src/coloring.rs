@@ -1,0 +1,175 @@
+//! DSatur colouring of the conflict graph (paper 000, Annex A).
+//!
+//! Vertices are transfers; two transfers conflict when their paths share a resource. A colour
+//! is a timeframe. The conflict graph is never built: the transfers of each resource are the
+//! cliques it is made of, and a colour is pushed to a vertex's neighbours through them.
+
+use crate::error::{CoreError, CoreResult};
+
+/// Colour classes (frames) of a DSatur colouring, each a list of transfer indices in
+/// increasing order; frames are ordered by colour.
+pub fn dsatur(paths: &[Vec<u32>], resources: usize) -> CoreResult<Vec<Vec<u32>>> {
+    let n = paths.len();
+    let mut users: Vec<Vec<u32>> = vec![Vec::new(); resources];
+    for (t, path) in paths.iter().enumerate() {
+        for &r in path {
+            let slot = users.get_mut(r as usize).ok_or_else(|| {
+                CoreError::InvalidInput(format!("transfer {t} uses resource {r} but there are {resources}"))
+            })?;
+            slot.push(t as u32);
+        }
+    }
+    let degree = conflict_degrees(paths, &users);
+    // colours_of[v]: bitset of the colours v's neighbours already have.
+    let mut colours_of: Vec<Vec<u64>> = vec![Vec::new(); n];
+    let mut saturation = vec![0u32; n];
+    let mut colour = vec![u32::MAX; n];
+    let mut frames: Vec<Vec<u32>> = Vec::new();
+    for _ in 0..n {
+        let v = pick_vertex(&colour, &saturation, &degree);
+        let c = smallest_free(&colours_of[v]);
+        colour[v] = c;
+        if c as usize == frames.len() {
+            frames.push(Vec::new());
+        }
+        frames[c as usize].push(v as u32);
+        for &r in &paths[v] {
+            for &u in &users[r as usize] {
+                let u = u as usize;
+                if colour[u] == u32::MAX && set_bit(&mut colours_of[u], c) {
+                    saturation[u] += 1;
+                }
+            }
+        }
+    }
+    for f in &mut frames {
+        f.sort_unstable();
+    }
+    Ok(frames)
+}
+
+/// Number of distinct transfers each transfer conflicts with.
+fn conflict_degrees(paths: &[Vec<u32>], users: &[Vec<u32>]) -> Vec<u32> {
+    let mut mark = vec![u32::MAX; paths.len()];
+    paths
+        .iter()
+        .enumerate()
+        .map(|(v, path)| {
+            let mut d = 0;
+            mark[v] = v as u32;
+            for &r in path {
+                for &u in &users[r as usize] {
+                    if mark[u as usize] != v as u32 {
+                        mark[u as usize] = v as u32;
+                        d += 1;
+                    }
+                }
+            }
+            d
+        })
+        .collect()
+}
+
+/// The uncoloured vertex of highest saturation, then highest degree, then lowest index.
+fn pick_vertex(colour: &[u32], saturation: &[u32], degree: &[u32]) -> usize {
+    let mut best = usize::MAX;
+    for v in 0..colour.len() {
+        if colour[v] != u32::MAX {
+            continue;
+        }
+        if best == usize::MAX || (saturation[v], degree[v]) > (saturation[best], degree[best]) {
+            best = v;
+        }
+    }
+    best
+}
+
+fn smallest_free(bits: &[u64]) -> u32 {
+    for (w, &word) in bits.iter().enumerate() {
+        if word != u64::MAX {
+            return (w * 64) as u32 + (!word).trailing_zeros();
+        }
+    }
+    (bits.len() * 64) as u32
+}
+
+/// Set bit `c`; true if it was not set.
+fn set_bit(bits: &mut Vec<u64>, c: u32) -> bool {
+    let (w, b) = ((c / 64) as usize, c % 64);
+    if bits.len() <= w {
+        bits.resize(w + 1, 0);
+    }
+    let was = bits[w] & (1 << b) != 0;
+    bits[w] |= 1 << b;
+    !was
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid(paths: &[Vec<u32>], frames: &[Vec<u32>]) -> bool {
+        let mut seen = vec![false; paths.len()];
+        for f in frames {
+            let mut used = std::collections::HashSet::new();
+            for &t in f {
+                if std::mem::replace(&mut seen[t as usize], true) {
+                    return false;
+                }
+                if !paths[t as usize].iter().all(|r| used.insert(*r)) {
+                    return false;
+                }
+            }
+        }
+        seen.iter().all(|&s| s)
+    }
+
+    #[test]
+    fn two_switch_half_all_to_all() {
+        // resources: 0-4 sender links, 5-9 receiver links, 10 = ab, 11 = ba; t1..t3 on a.
+        let mut paths = Vec::new();
+        for i in 0..5u32 {
+            for j in 0..5u32 {
+                let mut p = vec![i, 5 + j];
+                if i < 3 && j >= 3 {
+                    p.push(10);
+                }
+                if i >= 3 && j < 3 {
+                    p.push(11);
+                }
+                paths.push(p);
+            }
+        }
+        let frames = dsatur(&paths, 12).unwrap();
+        assert!(valid(&paths, &frames));
+        assert!(frames.len() >= 6);
+    }
+
+    #[test]
+    fn odd_cycle_needs_three_colours() {
+        let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
+        let frames = dsatur(&paths, 3).unwrap();
+        assert_eq!(frames.len(), 3);
+        assert!(valid(&paths, &frames));
+    }
+
+    #[test]
+    fn disjoint_transfers_share_one_frame() {
+        let paths = vec![vec![0], vec![1], vec![2]];
+        assert_eq!(dsatur(&paths, 3).unwrap(), vec![vec![0, 1, 2]]);
+    }
+
+    #[test]
+    fn bad_resource_is_an_error() {
+        assert!(matches!(dsatur(&[vec![4]], 2), Err(CoreError::InvalidInput(_))));
+    }
+
+    #[test]
+    fn many_colours_cross_word_boundaries() {
+        // 70 transfers on one resource: a clique of 70 needs 70 frames.
+        let paths = vec![vec![0u32]; 70];
+        let frames = dsatur(&paths, 1).unwrap();
+        assert_eq!(frames.len(), 70);
+        assert!(valid(&paths, &frames));
+    }
+}

@@ -1,0 +1,28 @@
+"""Conflict-graph colouring schedulers (paper 000, Annex A).
+
+Transfers are vertices, congestion is an edge, a colour is a timeframe. DSatur (Brélaz) is the
+fast greedy heuristic the paper compares liquid schedules with; it runs in the Rust core.
+"""
+
+from __future__ import annotations
+
+from .. import _core
+from ..network import Network
+from ..schedule import Schedule, ScheduleInfo
+from ..traffic import Traffic
+
+
+def dsatur(net: Network, traffic: Traffic) -> Schedule:
+    """DSatur colouring of the conflict graph: each colour class is a frame.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import two_switch
+    >>> from liquidsched.traffic import half_all_to_all
+    >>> net = two_switch()
+    >>> 6 <= dsatur(net, half_all_to_all(net)).length <= 7
+    True
+    """
+    paths = [sorted(r) for r in traffic.resource_sets(net)]
+    frames = _core.dsatur(paths, len(net.resources))
+    return Schedule.from_indices(net, traffic, frames, ScheduleInfo("dsatur"))

@@ -1,0 +1,18 @@
+//! Bindings of the conflict-graph colourings.
+
+use pyo3::prelude::*;
+
+use crate::to_py_err;
+
+/// DSatur colouring: `paths[t]` lists the resource indices of transfer `t` (all below
+/// `resources`); returns the frames as lists of transfer indices.
+#[pyfunction]
+fn dsatur(py: Python<'_>, paths: Vec<Vec<u32>>, resources: usize) -> PyResult<Vec<Vec<u32>>> {
+    let result = py.detach(|| liquidsched_core::coloring::dsatur(&paths, resources));
+    result.map_err(|e| to_py_err(py, e))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(dsatur, m)?)?;
+    Ok(())
+}
