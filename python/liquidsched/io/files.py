@@ -13,6 +13,18 @@ import yaml
 from ..errors import InputError
 
 
+def _plain_file_mode() -> int:
+    """The mode ``open(path, "w")`` would give a new file under this process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+# mkstemp creates files private; written files get the mode a plain open() would give them.
+# Read once: changing the umask is process-wide and must not race with other threads.
+_PLAIN_FILE_MODE = _plain_file_mode()
+
+
 def read_document(path: str | os.PathLike, error: type[Exception] = InputError) -> Any:
     """Parse a JSON or YAML file (chosen by extension; YAML also reads JSON)."""
     p = Path(path)
@@ -53,10 +65,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent or ".")
     try:
-        # mkstemp creates the file private; give it the permissions a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+        os.chmod(tmp, _PLAIN_FILE_MODE)
         with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:
             f.write(data)
         os.replace(tmp, p)
