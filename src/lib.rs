@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use liquidsched_core::CoreError;
 
 mod coloring;
+mod liquid;
 mod sweep;
 
 /// Raise a core error as the matching exception of `liquidsched.errors`.
@@ -14,6 +15,7 @@ pub(crate) fn to_py_err(py: Python<'_>, err: CoreError) -> PyErr {
     let (class, msg) = match &err {
         CoreError::InvalidInput(m) => ("InvalidInputError", m.clone()),
         CoreError::TooLarge(m) => ("ProblemTooLargeError", m.clone()),
+        CoreError::Internal(m) => ("LiquidschedError", format!("internal error: {m}")),
     };
     let exception = py
         .import("liquidsched.errors")
@@ -30,6 +32,7 @@ pub(crate) fn to_py_err(py: Python<'_>, err: CoreError) -> PyErr {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     coloring::register(m)?;
+    liquid::register(m)?;
     sweep::register(m)?;
     Ok(())
 }

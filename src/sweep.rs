@@ -35,7 +35,12 @@ fn model(
                 .into_iter()
                 .map(|host| {
                     host.into_iter()
-                        .map(|(capacity, d)| Ok(AccessLink { capacity, direction: direction(py, &d)? }))
+                        .map(|(capacity, d)| {
+                            Ok(AccessLink {
+                                capacity,
+                                direction: direction(py, &d)?,
+                            })
+                        })
                         .collect::<PyResult<Vec<_>>>()
                 })
                 .collect::<PyResult<Vec<_>>>()
@@ -45,7 +50,11 @@ fn model(
         .into_iter()
         .map(|(capacity, pairs)| FabricResource { capacity, pairs })
         .collect();
-    Ok(SweepModel { access, fabric, include_self })
+    Ok(SweepModel {
+        access,
+        fabric,
+        include_self,
+    })
 }
 
 fn pair(r: Ratio) -> (u128, u128) {
@@ -65,7 +74,12 @@ fn sweep_bound(
 ) -> PyResult<(u32, u64, (u128, u128), (u128, u128))> {
     let m = model(py, access, fabric, include_self)?;
     let b = m.bound(&allocation).map_err(|e| to_py_err(py, e))?;
-    Ok((b.hosts, b.transfers, pair(b.duration), pair(b.crossbar_duration)))
+    Ok((
+        b.hosts,
+        b.transfers,
+        pair(b.duration),
+        pair(b.crossbar_duration),
+    ))
 }
 
 /// All classes of equal (hosts, liquid throughput): a list of dicts with `hosts`,

@@ -24,3 +24,41 @@ def sweep_classes(
     progress: Callable[[int, int], object] | None = None,
 ) -> tuple[list[RawSweepClass], int]: ...
 def dsatur(paths: Sequence[Sequence[int]], resources: int) -> list[list[int]]: ...
+
+class RawLiquidResult(TypedDict):
+    frames: list[list[int]]
+    duration: int
+    lower_bound: int
+    liquid: bool
+    optimal: bool
+    nodes: int
+    frames_tried: int
+    memo_hits: int
+    stopped_by: str | None
+    source: str
+
+def liquid_schedule(
+    paths: Sequence[Sequence[int]],
+    resources: int,
+    *,
+    blank: bool = True,
+    idle: bool = True,
+    skeleton: bool = True,
+    reduced: bool = True,
+    full: bool = True,
+    memo: bool = True,
+    guided: bool = True,
+    optimize: bool = True,
+    node_limit: int | None = None,
+    time_limit: float | None = None,
+) -> RawLiquidResult: ...
+def count_full_teams(
+    paths: Sequence[Sequence[int]],
+    resources: int,
+    *,
+    blank: bool = True,
+    idle: bool = True,
+    skeleton: bool = True,
+    guided: bool = False,
+    node_limit: int | None = None,
+) -> tuple[int, int, bool]: ...

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .bounds import compute_bound
-from .errors import LiquidschedError
+from .errors import InputError, LiquidschedError
 from .io.files import write_document
 from .io.topology import save_topology
 from .network import Network
@@ -141,15 +141,34 @@ def cmd_bound(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of the chosen algorithm; a budget given to one that has none is an error."""
+    options: dict[str, Any] = {"seed": args.seed} if args.algorithm == "random" else {}
+    budgets = {"time_limit": ("--time-limit", ("liquid", "cpsat")), "node_limit": ("--node-limit", ("liquid",))}
+    for key, (flag, algorithms) in budgets.items():
+        value = getattr(args, key)
+        if value is None:
+            continue
+        if args.algorithm not in algorithms:
+            raise InputError(f"{flag} applies to --algorithm {' or '.join(algorithms)}, not {args.algorithm}")
+        if not value >= 0:
+            raise InputError(f"{flag}: must be non-negative, got {value}")
+        options[key] = value
+    return options
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     net, traffic = _problem(args)
-    options = {"seed": args.seed} if args.algorithm == "random" else {}
-    schedule = plan(net, traffic, args.algorithm, **options)
+    schedule = plan(net, traffic, args.algorithm, **_plan_options(args))
     violations = validate(schedule)
     if violations:  # a scheduler bug, never a user error: refuse to write it
         raise LiquidschedError(f"the {args.algorithm} schedule failed validation: {violations[0]}")
     if args.output:
         schedule.save(args.output)
+    if args.plot:
+        from .plot import plot_schedule
+
+        plot_schedule(schedule, args.plot)
     summary = schedule.summary()
     bound = compute_bound(net, traffic)
     frame_s = sum(schedule.frame_durations_s())
@@ -159,8 +178,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _print_json(summary)
         return 0
     table = Table(show_header=False, title=f"{net.name}: {traffic.name}, {args.algorithm}")
-    table.add_row("frames", f"{schedule.length} (lower bound {schedule.info.lower_bound})")
+    table.add_row("frames", f"{schedule.length} (duration {schedule.info.lower_bound})")
     table.add_row("liquid", str(schedule.liquid))
+    table.add_row("optimal", {True: "yes (proven)", False: "not proven", None: "unknown"}[schedule.info.optimal])
+    if summary["gap"]:
+        table.add_row("gap to the proven bound", str(summary["gap"]))
+    if summary["nodes_explored"] is not None:
+        table.add_row("nodes explored", f"{summary['nodes_explored']:,}")
+    if schedule.info.stats.get("stopped_by"):
+        table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
     table.add_row("throughput (frames model)", _mbps(summary["throughput_Bps"]))
     table.add_row("liquid throughput", _mbps(summary["liquid_throughput_Bps"]))
     table.add_row("time", f"{schedule.info.time_s * 1e3:.2f} ms")
@@ -248,6 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algorithm", choices=list(SCHEDULERS), default="round-robin")
     p.add_argument("--seed", type=int, default=0, help="seed of the random algorithm (default 0)")
     p.add_argument("--output", metavar="SCHEDULE.json", help="where to write the schedule")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="liquid, cpsat: stop after S seconds with the best schedule found")
+    p.add_argument("--node-limit", type=int, metavar="N", help="liquid: stop after N search nodes")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the schedule: frames against resources")
     p.set_defaults(run=cmd_plan)
 
     p = sub.add_parser("check", help="validate a schedule file (exit 0 valid, 1 invalid)")

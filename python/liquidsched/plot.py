@@ -8,7 +8,9 @@ import os
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from .io.files import write_atomic  # noqa: E402
 from .sweep import SweepResult  # noqa: E402
@@ -44,5 +46,48 @@ def plot_sweep(result: SweepResult, path: str | os.PathLike) -> None:
                  f"{len(classes)} classes of {result.allocations} allocations")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left")
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def plot_schedule(schedule, path: str | os.PathLike) -> None:
+    """A schedule as frames (columns) against the resources its traffic uses (rows): a cell is
+    filled when a transfer of that frame crosses that resource. Bottlenecks (resources carrying
+    the most transfers) are the top rows, in red; in a liquid schedule they are busy in every
+    frame."""
+    net, traffic = schedule.network, schedule.traffic
+    index = traffic.index
+    sets = traffic.resource_sets(net)
+    load: dict[int, int] = {}
+    for s in sets:
+        for r in s:
+            load[r] = load.get(r, 0) + 1
+    peak = max(load.values(), default=0)
+    rows = sorted(load, key=lambda r: (-load[r], r))
+    row_of = {r: i for i, r in enumerate(rows)}
+    grid = np.zeros((len(rows), max(schedule.length, 1)))
+    for f, frame in enumerate(schedule.frames):
+        for piece in frame:
+            for r in sets[index[piece.transfer]]:
+                grid[row_of[r], f] = 2 if load[r] == peak else 1
+    cmap = matplotlib.colors.ListedColormap(["white", "tab:blue", "tab:red"])
+    height = min(12, 2 + 0.18 * len(rows))
+    fig, ax = plt.subplots(figsize=(min(16, 7 + 0.2 * schedule.length), height))
+    ax.imshow(grid, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=2)
+    if len(rows) <= 60:
+        ax.set_yticks(range(len(rows)), [net.resources[r] for r in rows], fontsize=7)
+        for label, r in zip(ax.get_yticklabels(), rows):
+            if load[r] == peak:
+                label.set_color("tab:red")
+                label.set_fontweight("bold")
+    else:
+        ax.set_yticks([])
+    bottlenecks = sum(1 for r in rows if load[r] == peak)
+    ax.set_ylabel(f"resources ({len(rows)}; {bottlenecks} bottlenecks at the top, red)")
+    ax.set_xlabel("frame")
+    info = schedule.info
+    state = "liquid" if schedule.liquid else ("optimal" if info.optimal else "not proven optimal")
+    ax.set_title(f"{net.name}: {traffic.name}, {info.algorithm}\n"
+                 f"{schedule.length} frames for duration {info.lower_bound} ({state})")
     fig.tight_layout()
     _save(fig, path)

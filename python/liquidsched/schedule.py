@@ -99,9 +99,14 @@ class Schedule:
             "lower_bound": self.info.lower_bound,
             "liquid": self.liquid,
             "optimal": self.info.optimal,
+            "nodes_explored": self.info.stats.get("nodes_explored"),
+            "gap": self.info.stats.get("gap", self._gap_to_lower_bound()),
             "time_s": self.info.time_s,
             "parameters": self.info.parameters,
         }
+
+    def _gap_to_lower_bound(self) -> int | None:
+        return None if self.info.lower_bound is None else self.length - self.info.lower_bound
 
     def to_dict(self) -> dict[str, Any]:
         info = self.info

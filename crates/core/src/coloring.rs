@@ -14,7 +14,9 @@ pub fn dsatur(paths: &[Vec<u32>], resources: usize) -> CoreResult<Vec<Vec<u32>>>
     for (t, path) in paths.iter().enumerate() {
         for &r in path {
             let slot = users.get_mut(r as usize).ok_or_else(|| {
-                CoreError::InvalidInput(format!("transfer {t} uses resource {r} but there are {resources}"))
+                CoreError::InvalidInput(format!(
+                    "transfer {t} uses resource {r} but there are {resources}"
+                ))
             })?;
             slot.push(t as u32);
         }
@@ -161,7 +163,10 @@ mod tests {
 
     #[test]
     fn bad_resource_is_an_error() {
-        assert!(matches!(dsatur(&[vec![4]], 2), Err(CoreError::InvalidInput(_))));
+        assert!(matches!(
+            dsatur(&[vec![4]], 2),
+            Err(CoreError::InvalidInput(_))
+        ));
     }
 
     #[test]

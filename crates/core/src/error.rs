@@ -10,6 +10,8 @@ pub enum CoreError {
     InvalidInput(String),
     /// The problem is valid but larger than the algorithm accepts.
     TooLarge(String),
+    /// A failure inside the core that is not the caller's fault (a bug, or no thread).
+    Internal(String),
 }
 
 impl fmt::Display for CoreError {
@@ -17,6 +19,7 @@ impl fmt::Display for CoreError {
         match self {
             CoreError::InvalidInput(msg) => write!(f, "invalid input: {msg}"),
             CoreError::TooLarge(msg) => write!(f, "problem too large: {msg}"),
+            CoreError::Internal(msg) => write!(f, "internal error: {msg}"),
         }
     }
 }

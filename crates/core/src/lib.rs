@@ -5,6 +5,7 @@
 
 pub mod coloring;
 pub mod error;
+pub mod liquid;
 pub mod rational;
 pub mod sweep;
 

@@ -30,7 +30,10 @@ impl Ratio {
         if g <= 1 {
             self
         } else {
-            Ratio { num: self.num / g, den: self.den / g }
+            Ratio {
+                num: self.num / g,
+                den: self.den / g,
+            }
         }
     }
 

@@ -115,7 +115,9 @@ fn direction_index(d: AccessDirection) -> usize {
 impl SweepModel {
     fn check(&self) -> CoreResult<()> {
         if self.access.is_empty() {
-            return Err(CoreError::InvalidInput("the sweep needs at least one group of hosts".into()));
+            return Err(CoreError::InvalidInput(
+                "the sweep needs at least one group of hosts".into(),
+            ));
         }
         for (i, group) in self.access.iter().enumerate() {
             for (k, host) in group.iter().enumerate() {
@@ -129,7 +131,9 @@ impl SweepModel {
         let groups = self.access.len();
         for (r, res) in self.fabric.iter().enumerate() {
             if res.capacity == 0 {
-                return Err(CoreError::InvalidInput(format!("fabric resource {r} has zero capacity")));
+                return Err(CoreError::InvalidInput(format!(
+                    "fabric resource {r} has zero capacity"
+                )));
             }
             if let Some(&(i, j)) = res.pairs.iter().find(|&&(i, j)| i >= groups || j >= groups) {
                 return Err(CoreError::InvalidInput(format!(
@@ -233,7 +237,12 @@ impl SweepModel {
                 duration = load;
             }
         }
-        AllocationBound { hosts, transfers, duration, crossbar_duration: crossbar }
+        AllocationBound {
+            hosts,
+            transfers,
+            duration,
+            crossbar_duration: crossbar,
+        }
     }
 
     /// Enumerate every allocation and group them into classes of equal (host count, liquid
@@ -273,7 +282,9 @@ impl SweepModel {
         }
         progress(total);
         classes.sort_by(|a, b| {
-            a.hosts.cmp(&b.hosts).then(a.liquid_throughput.cmp(&b.liquid_throughput))
+            a.hosts
+                .cmp(&b.hosts)
+                .then(a.liquid_throughput.cmp(&b.liquid_throughput))
         });
         Ok((classes, total))
     }
@@ -296,8 +307,14 @@ mod tests {
 
     fn duplex(cap: u64) -> Vec<AccessLink> {
         vec![
-            AccessLink { capacity: cap, direction: AccessDirection::Up },
-            AccessLink { capacity: cap, direction: AccessDirection::Down },
+            AccessLink {
+                capacity: cap,
+                direction: AccessDirection::Up,
+            },
+            AccessLink {
+                capacity: cap,
+                direction: AccessDirection::Down,
+            },
         ]
     }
 
@@ -306,8 +323,14 @@ mod tests {
         SweepModel {
             access: vec![vec![duplex(100); h], vec![duplex(100); h]],
             fabric: vec![
-                FabricResource { capacity: 100, pairs: vec![(0, 1)] },
-                FabricResource { capacity: 100, pairs: vec![(1, 0)] },
+                FabricResource {
+                    capacity: 100,
+                    pairs: vec![(0, 1)],
+                },
+                FabricResource {
+                    capacity: 100,
+                    pairs: vec![(1, 0)],
+                },
             ],
             include_self,
         }
@@ -336,7 +359,10 @@ mod tests {
     #[test]
     fn shared_duplex_access_counts_both_ways() {
         let mut m = two_groups(1, true);
-        m.access[0][0] = vec![AccessLink { capacity: 100, direction: AccessDirection::Both }];
+        m.access[0][0] = vec![AccessLink {
+            capacity: 100,
+            direction: AccessDirection::Both,
+        }];
         let b = m.bound(&[1, 1]).unwrap();
         // host 0 sends 2 and receives 2, one of them its own: 3 transfers.
         assert_eq!(b.duration, Ratio::new(3, 100));
@@ -349,7 +375,7 @@ mod tests {
         assert_eq!(total, 9);
         let counted: u64 = classes.iter().map(|c| c.count).sum();
         assert_eq!(counted, 8); // all but the empty allocation
-        // Sorted by hosts, then throughput.
+                                // Sorted by hosts, then throughput.
         for w in classes.windows(2) {
             assert!((w[0].hosts, w[0].liquid_throughput) <= (w[1].hosts, w[1].liquid_throughput));
         }

@@ -16,6 +16,8 @@ from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
 from .baselines import random_order, round_robin
 from .coloring import dsatur
+from .cpsat import cpsat
+from .liquid import liquid
 
 Scheduler = Callable[..., Any]
 
@@ -23,6 +25,8 @@ SCHEDULERS: dict[str, Scheduler] = {
     "round-robin": round_robin,
     "random": random_order,
     "dsatur": dsatur,
+    "liquid": liquid,
+    "cpsat": cpsat,
 }
 
 
@@ -59,4 +63,4 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     return result
 
 
-__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur"]
+__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat"]

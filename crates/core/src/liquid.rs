@@ -1,0 +1,1067 @@
+//! Exact search for liquid schedules (Gabrielyan & Hersch, paper 000 §3–6, paper 001 §3).
+//!
+//! A *traffic* is a list of transfers, each the set of resources (links) of its path. A frame is
+//! a set of transfers no two of which share a resource. The *duration* Λ is the largest number
+//! of transfers on one resource, the *bottlenecks* are the resources carrying Λ, and a schedule
+//! of Λ frames is *liquid*. A *team* is a frame using every bottleneck, and a frame is *full*
+//! when every other remaining transfer conflicts with it.
+//!
+//! The search builds the schedule frame by frame. With `k` frames left, a resource carrying `k`
+//! remaining transfers is *critical*: every remaining frame must use it. Each frame is a full
+//! simultaneity of the remaining traffic that uses every critical resource — a full team of the
+//! reduced traffic (Theorem 2 and §6.3). With `k = Λ − depth` this is the paper's liquid search;
+//! with a larger target length the same search decides whether a schedule of that length exists,
+//! which is how the optimum is found when no liquid schedule exists (paper 000 Fig. 7).
+//!
+//! Frames are enumerated by binary fission of categories (includer, depot, excluder), each full
+//! simultaneity once (§4). Blank and idle categories are pruned (§4); with the skeleton speed-up
+//! the transfers that use a critical resource are decided first and the resulting skeleton teams
+//! are then extended by the other transfers (§5). Every reduction can be switched off, and
+//! category nodes are counted, so the search-space reductions of paper 000 Fig. 6 can be measured.
+//!
+//! Beyond the paper, sub-traffics proven to have no schedule in `k` frames are remembered
+//! (`memo`), so a set of frames reached in another order is not searched twice, and the branching
+//! order is guided: the critical resource with the fewest candidates first, and among candidates
+//! the transfers on the most loaded resources first.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use crate::coloring::dsatur;
+use crate::error::{CoreError, CoreResult};
+
+/// Which reductions the search uses, and its budgets.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Prune blank categories: an excluded transfer that nothing left in the depot conflicts
+    /// with could always be added, so no full simultaneity is covered (§4).
+    pub blank: bool,
+    /// Prune idle categories: includer and depot together miss a critical resource (§4).
+    pub idle: bool,
+    /// Decide the skeleton (transfers on critical resources) first, then extend (§5).
+    pub skeleton: bool,
+    /// Frames are teams of the reduced traffic (Theorem 2), not only of the original one (§6.2).
+    pub reduced: bool,
+    /// Frames are full teams only (§6.3); off, every team is tried.
+    pub full: bool,
+    /// Remember sub-traffics that have no schedule in the frames left.
+    pub memo: bool,
+    /// Branch on the most constrained critical resource and the most loaded transfers first;
+    /// off, branch on the lowest transfer index, as a plain fission does.
+    pub guided: bool,
+    /// When no liquid schedule exists, go on to find (and prove) the optimal length.
+    pub optimize: bool,
+    /// Stop after this many category nodes.
+    pub node_limit: Option<u64>,
+    /// Stop after this many seconds.
+    pub time_limit: Option<f64>,
+    /// Memory given to remembered sub-traffics, in bytes.
+    pub memo_bytes: usize,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            blank: true,
+            idle: true,
+            skeleton: true,
+            reduced: true,
+            full: true,
+            memo: true,
+            guided: true,
+            optimize: true,
+            node_limit: None,
+            time_limit: None,
+            memo_bytes: 256 << 20,
+        }
+    }
+}
+
+/// Why a search ended before it was complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    Nodes,
+    Time,
+}
+
+/// Where the returned schedule comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The exact search found it.
+    Search,
+    /// The deepest partial schedule of the search, completed by DSatur.
+    Completion,
+    /// DSatur on the whole traffic.
+    Dsatur,
+}
+
+/// Result of [`liquid_schedule`].
+#[derive(Debug, Clone)]
+pub struct SearchResult {
+    /// Frames, each a sorted list of transfer indices.
+    pub frames: Vec<Vec<u32>>,
+    /// Duration Λ of the traffic.
+    pub duration: u32,
+    /// No schedule is shorter than this (proven: Λ, or more when lengths were exhausted).
+    pub lower_bound: u32,
+    /// The schedule has Λ frames.
+    pub liquid: bool,
+    /// The length equals the proven lower bound.
+    pub optimal: bool,
+    /// Category nodes explored (all fission steps, all target lengths).
+    pub nodes: u64,
+    /// Frames placed in the schedule tree (nodes of paper 000 Fig. 9).
+    pub frames_tried: u64,
+    /// Sub-traffics skipped because they were already known to have no schedule.
+    pub memo_hits: u64,
+    /// Set when a budget ran out; the schedule is then the best one known.
+    pub stopped_by: Option<Budget>,
+    pub source: Source,
+}
+
+/// Result of [`count_full_teams`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TeamCount {
+    /// Full teams of the traffic found.
+    pub teams: u64,
+    /// Category nodes explored.
+    pub nodes: u64,
+    /// False when the node limit stopped the enumeration.
+    pub complete: bool,
+}
+
+/// The transfers of a traffic as resource lists, with the transfers of each resource.
+struct Traffic {
+    paths: Vec<Vec<u32>>,
+    users: Vec<Vec<u32>>,
+    words: usize,
+}
+
+impl Traffic {
+    fn new(paths: &[Vec<u32>], resources: usize) -> CoreResult<Self> {
+        let mut users: Vec<Vec<u32>> = vec![Vec::new(); resources];
+        let mut clean = Vec::with_capacity(paths.len());
+        for (t, path) in paths.iter().enumerate() {
+            let mut p = path.clone();
+            p.sort_unstable();
+            p.dedup();
+            for &r in &p {
+                let slot = users.get_mut(r as usize).ok_or_else(|| {
+                    CoreError::InvalidInput(format!(
+                        "transfer {t} uses resource {r} but there are {resources}"
+                    ))
+                })?;
+                slot.push(t as u32);
+            }
+            clean.push(p);
+        }
+        if paths.len() > u32::MAX as usize / 2 {
+            return Err(CoreError::TooLarge(format!("{} transfers", paths.len())));
+        }
+        Ok(Traffic {
+            words: paths.len().div_ceil(64),
+            paths: clean,
+            users,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.paths.len()
+    }
+
+    fn loads(&self) -> Vec<u32> {
+        self.users.iter().map(|u| u.len() as u32).collect()
+    }
+}
+
+#[inline]
+fn has(bits: &[u64], t: u32) -> bool {
+    bits[(t / 64) as usize] & (1 << (t % 64)) != 0
+}
+
+#[inline]
+fn put(bits: &mut [u64], t: u32) {
+    bits[(t / 64) as usize] |= 1 << (t % 64);
+}
+
+#[inline]
+fn take(bits: &mut [u64], t: u32) {
+    bits[(t / 64) as usize] &= !(1 << (t % 64));
+}
+
+fn members(bits: &[u64]) -> impl Iterator<Item = u32> + '_ {
+    bits.iter().enumerate().flat_map(|(w, &word)| {
+        let mut rest = word;
+        std::iter::from_fn(move || {
+            if rest == 0 {
+                return None;
+            }
+            let b = rest.trailing_zeros();
+            rest &= rest - 1;
+            Some((w * 64) as u32 + b)
+        })
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// A schedule was completed; the search state holds it.
+    Found,
+    /// This subtree holds no schedule.
+    Exhausted,
+    /// A budget ran out.
+    Stopped,
+}
+
+/// What to do with each frame the fission yields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Place it and search the rest of the schedule.
+    Schedule,
+    /// Count it and go on (full-team enumeration of paper 000 Fig. 6).
+    Count,
+}
+
+/// The fission state of one frame of the schedule tree. Kept per depth and reused, so the
+/// search allocates only when it first reaches a depth.
+#[derive(Default)]
+struct Level {
+    /// Critical resources of this frame.
+    critical: Vec<u32>,
+    /// Remaining transfers in branching order.
+    order: Vec<u32>,
+    depot: Vec<u64>,
+    /// Depot transfers using each resource.
+    depot_load: Vec<u32>,
+    /// Resources used by the includer.
+    used: Vec<bool>,
+    includer: Vec<u32>,
+    excluder: Vec<u32>,
+    /// Transfers taken out of the depot, in order, so that they can be put back.
+    log: Vec<u32>,
+    /// Critical resources the includer does not use yet.
+    uncovered: usize,
+    /// Where the excluder of the current phase starts (the skeleton phase's excluder is
+    /// satisfied once the skeleton team is complete).
+    excluder_start: usize,
+}
+
+struct Search<'a> {
+    traffic: &'a Traffic,
+    opts: &'a SearchOptions,
+    mode: Mode,
+    /// Target length of the schedule.
+    target: u32,
+    /// Original loads (the bottlenecks of the whole traffic, for the naive search).
+    load0: Vec<u32>,
+    rem: Vec<u64>,
+    rem_count: usize,
+    load: Vec<u32>,
+    frames: Vec<Vec<u32>>,
+    best_partial: Vec<Vec<u32>>,
+    levels: Vec<Level>,
+    failed: HashSet<(u32, Box<[u64]>)>,
+    memo_capacity: usize,
+    nodes: u64,
+    frames_tried: u64,
+    memo_hits: u64,
+    teams_counted: u64,
+    deadline: Option<Instant>,
+    stopped_by: Option<Budget>,
+}
+
+impl<'a> Search<'a> {
+    fn new(
+        traffic: &'a Traffic,
+        opts: &'a SearchOptions,
+        mode: Mode,
+        deadline: Option<Instant>,
+    ) -> Self {
+        let n = traffic.len();
+        let mut rem = vec![0u64; traffic.words];
+        for t in 0..n as u32 {
+            put(&mut rem, t);
+        }
+        let load = traffic.loads();
+        Search {
+            traffic,
+            opts,
+            mode,
+            target: 0,
+            load0: load.clone(),
+            rem,
+            rem_count: n,
+            load,
+            frames: Vec::new(),
+            best_partial: Vec::new(),
+            levels: Vec::new(),
+            failed: HashSet::new(),
+            memo_capacity: opts.memo_bytes / (traffic.words.max(1) * 8 + 48),
+            nodes: 0,
+            frames_tried: 0,
+            memo_hits: 0,
+            teams_counted: 0,
+            deadline,
+            stopped_by: None,
+        }
+    }
+
+    /// Count a category node; false when a budget has run out.
+    fn visit(&mut self) -> bool {
+        self.nodes += 1;
+        if let Some(limit) = self.opts.node_limit {
+            if self.nodes > limit {
+                self.stopped_by = Some(Budget::Nodes);
+                return false;
+            }
+        }
+        if self.nodes % 256 == 0 {
+            if let Some(deadline) = self.deadline {
+                if Instant::now() >= deadline {
+                    self.stopped_by = Some(Budget::Time);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Search a schedule of the remaining traffic in the frames left at `depth`.
+    fn level(&mut self, depth: usize) -> Outcome {
+        if self.rem_count == 0 {
+            return Outcome::Found;
+        }
+        let k = self.target.saturating_sub(depth as u32);
+        if k == 0 {
+            return Outcome::Exhausted;
+        }
+        if self.opts.reduced && self.load.iter().any(|&l| l > k) {
+            return Outcome::Exhausted;
+        }
+        if self.opts.memo
+            && self
+                .failed
+                .contains(&(k, self.rem.clone().into_boxed_slice()))
+        {
+            self.memo_hits += 1;
+            return Outcome::Exhausted;
+        }
+        self.prepare_level(depth, k);
+        let out = self.category(depth, self.opts.skeleton, 0);
+        if out == Outcome::Exhausted && self.opts.memo && self.failed.len() < self.memo_capacity {
+            self.failed.insert((k, self.rem.clone().into_boxed_slice()));
+        }
+        out
+    }
+
+    /// Critical resources, branching order and the prim-category (or the skeleton's) at `depth`.
+    fn prepare_level(&mut self, depth: usize, k: u32) {
+        while self.levels.len() <= depth {
+            self.levels.push(Level::default());
+        }
+        let tr = self.traffic;
+        let resources = tr.users.len();
+        let mut lv = std::mem::take(&mut self.levels[depth]);
+        lv.critical.clear();
+        for r in 0..resources {
+            let critical = if self.opts.reduced {
+                self.load[r] == k
+            } else {
+                self.load0[r] == self.target && self.load[r] > 0
+            };
+            if critical {
+                lv.critical.push(r as u32);
+            }
+        }
+        lv.order.clear();
+        lv.order.extend(members(&self.rem));
+        if self.opts.guided {
+            // Transfers on the most loaded resources first: they are the ones that turn critical.
+            let load = &self.load;
+            lv.order.sort_by_cached_key(|&t| {
+                let weight: u64 = tr.paths[t as usize]
+                    .iter()
+                    .map(|&r| load[r as usize] as u64)
+                    .sum();
+                (std::cmp::Reverse(weight), t)
+            });
+        }
+        lv.depot.clear();
+        lv.depot.resize(tr.words, 0);
+        lv.depot_load.clear();
+        lv.depot_load.resize(resources, 0);
+        lv.used.clear();
+        lv.used.resize(resources, false);
+        let mut is_critical = std::mem::take(&mut lv.used);
+        for &c in &lv.critical {
+            is_critical[c as usize] = true;
+        }
+        for t in members(&self.rem) {
+            let path = &tr.paths[t as usize];
+            if !self.opts.skeleton || path.iter().any(|&r| is_critical[r as usize]) {
+                put(&mut lv.depot, t);
+                for &r in path {
+                    lv.depot_load[r as usize] += 1;
+                }
+            }
+        }
+        for &c in &lv.critical {
+            is_critical[c as usize] = false;
+        }
+        lv.used = is_critical;
+        lv.includer.clear();
+        lv.excluder.clear();
+        lv.log.clear();
+        lv.uncovered = lv.critical.len();
+        lv.excluder_start = 0;
+        self.levels[depth] = lv;
+    }
+
+    /// Explore the category of `depth` and its negative descendants (iteratively, so the
+    /// recursion depth is the includer size, not the depot size); positive sub-categories
+    /// recurse. `skeleton_phase`: the depot holds only skeleton transfers. `cursor`: every
+    /// transfer before it in the branching order is out of the depot.
+    fn category(&mut self, depth: usize, skeleton_phase: bool, mut cursor: usize) -> Outcome {
+        let log_mark = self.levels[depth].log.len();
+        let excluder_mark = self.levels[depth].excluder.len();
+        let outcome = loop {
+            if !self.visit() {
+                break Outcome::Stopped;
+            }
+            if self.pruned(depth) {
+                break Outcome::Exhausted;
+            }
+            let Some((x, next_cursor)) = self.branch_transfer(depth, cursor) else {
+                break self.leaf(depth, skeleton_phase);
+            };
+            let out = self.positive(depth, x, skeleton_phase, next_cursor);
+            if out != Outcome::Exhausted {
+                break out;
+            }
+            // Negative sub-category: x moves from the depot to the excluder.
+            self.remove_from_depot(depth, x);
+            self.levels[depth].excluder.push(x);
+            cursor = next_cursor;
+        };
+        if outcome == Outcome::Exhausted {
+            self.restore_depot(depth, log_mark);
+            self.levels[depth].excluder.truncate(excluder_mark);
+        }
+        outcome
+    }
+
+    /// Blank or idle category (when those prunings are on).
+    fn pruned(&self, depth: usize) -> bool {
+        let lv = &self.levels[depth];
+        if self.opts.idle && lv.uncovered > 0 {
+            let idle = lv
+                .critical
+                .iter()
+                .any(|&c| !lv.used[c as usize] && lv.depot_load[c as usize] == 0);
+            if idle {
+                return true;
+            }
+        }
+        self.opts.blank && self.opts.full && self.has_unreachable_excluded(lv)
+    }
+
+    /// An excluded transfer that conflicts with neither the includer nor anything in the depot.
+    fn has_unreachable_excluded(&self, lv: &Level) -> bool {
+        lv.excluder[lv.excluder_start..].iter().any(|&e| {
+            let path = &self.traffic.paths[e as usize];
+            !path
+                .iter()
+                .any(|&r| lv.used[r as usize] || lv.depot_load[r as usize] > 0)
+        })
+    }
+
+    /// The transfer to split the category on, and the cursor for what follows; None when the
+    /// depot is empty.
+    fn branch_transfer(&self, depth: usize, cursor: usize) -> Option<(u32, usize)> {
+        let lv = &self.levels[depth];
+        if self.opts.guided && lv.uncovered > 0 {
+            // The uncovered critical resource with the fewest candidates, as in exact cover.
+            let best = lv
+                .critical
+                .iter()
+                .copied()
+                .filter(|&c| !lv.used[c as usize] && lv.depot_load[c as usize] > 0)
+                .min_by_key(|&c| (lv.depot_load[c as usize], c));
+            if let Some(c) = best {
+                let load = &self.load;
+                let x = self.traffic.users[c as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&t| has(&lv.depot, t))
+                    .max_by_key(|&t| {
+                        let weight: u64 = self.traffic.paths[t as usize]
+                            .iter()
+                            .map(|&r| load[r as usize] as u64)
+                            .sum();
+                        (weight, std::cmp::Reverse(t))
+                    })
+                    .expect("a critical resource with depot load has a depot transfer");
+                return Some((x, cursor));
+            }
+        }
+        let order = &lv.order;
+        (cursor..order.len())
+            .find(|&i| has(&lv.depot, order[i]))
+            .map(|i| (order[i], i + 1))
+    }
+
+    /// Take `x` out of the depot, logging it.
+    fn remove_from_depot(&mut self, depth: usize, x: u32) {
+        let tr = self.traffic;
+        let lv = &mut self.levels[depth];
+        take(&mut lv.depot, x);
+        for &r in &tr.paths[x as usize] {
+            lv.depot_load[r as usize] -= 1;
+        }
+        lv.log.push(x);
+    }
+
+    /// Put back every transfer logged after `mark`.
+    fn restore_depot(&mut self, depth: usize, mark: usize) {
+        let tr = self.traffic;
+        let lv = &mut self.levels[depth];
+        while lv.log.len() > mark {
+            let t = lv.log.pop().expect("log longer than mark");
+            put(&mut lv.depot, t);
+            for &r in &tr.paths[t as usize] {
+                lv.depot_load[r as usize] += 1;
+            }
+        }
+    }
+
+    /// Positive sub-category: `x` joins the includer, its conflicts leave the depot.
+    fn positive(&mut self, depth: usize, x: u32, skeleton_phase: bool, cursor: usize) -> Outcome {
+        let tr = self.traffic;
+        let mark = self.levels[depth].log.len();
+        self.remove_from_depot(depth, x);
+        for &r in &tr.paths[x as usize] {
+            for &t in &tr.users[r as usize] {
+                if has(&self.levels[depth].depot, t) {
+                    self.remove_from_depot(depth, t);
+                }
+            }
+        }
+        self.set_used(depth, x, true);
+        self.levels[depth].includer.push(x);
+        let out = self.category(depth, skeleton_phase, cursor);
+        if out == Outcome::Exhausted {
+            self.levels[depth].includer.pop();
+            self.set_used(depth, x, false);
+            self.restore_depot(depth, mark);
+        }
+        out
+    }
+
+    fn set_used(&mut self, depth: usize, x: u32, used: bool) {
+        let tr = self.traffic;
+        let critical_hit = {
+            let lv = &mut self.levels[depth];
+            for &r in &tr.paths[x as usize] {
+                lv.used[r as usize] = used;
+            }
+            lv.critical
+                .iter()
+                .filter(|&&c| tr.paths[x as usize].binary_search(&c).is_ok())
+                .count()
+        };
+        let lv = &mut self.levels[depth];
+        if used {
+            lv.uncovered -= critical_hit;
+        } else {
+            lv.uncovered += critical_hit;
+        }
+    }
+
+    /// The depot is empty: the includer is a candidate frame, or the skeleton team to extend.
+    fn leaf(&mut self, depth: usize, skeleton_phase: bool) -> Outcome {
+        let lv = &self.levels[depth];
+        if lv.uncovered > 0 {
+            return Outcome::Exhausted;
+        }
+        if self.opts.full && self.has_unreachable_excluded(lv) {
+            return Outcome::Exhausted;
+        }
+        if skeleton_phase {
+            return self.extend_skeleton_team(depth);
+        }
+        match self.mode {
+            Mode::Count => {
+                self.teams_counted += 1;
+                Outcome::Exhausted
+            }
+            Mode::Schedule => self.place_frame(depth),
+        }
+    }
+
+    /// Category of a complete skeleton team: depot = remaining transfers that do not conflict
+    /// with it, excluder empty (every skeleton transfer conflicts with a team) (§5, step 2).
+    fn extend_skeleton_team(&mut self, depth: usize) -> Outcome {
+        let tr = self.traffic;
+        let start = {
+            let lv = &mut self.levels[depth];
+            let start = lv.log.len();
+            lv.excluder_start = lv.excluder.len();
+            start
+        };
+        let mut added = Vec::new();
+        for t in members(&self.rem) {
+            let lv = &self.levels[depth];
+            if !tr.paths[t as usize].iter().any(|&r| lv.used[r as usize]) {
+                added.push(t);
+            }
+        }
+        {
+            let lv = &mut self.levels[depth];
+            for &t in &added {
+                put(&mut lv.depot, t);
+                for &r in &tr.paths[t as usize] {
+                    lv.depot_load[r as usize] += 1;
+                }
+            }
+        }
+        let out = self.category(depth, false, 0);
+        if out == Outcome::Exhausted {
+            let lv = &mut self.levels[depth];
+            debug_assert_eq!(lv.log.len(), start);
+            for &t in &added {
+                take(&mut lv.depot, t);
+                for &r in &tr.paths[t as usize] {
+                    lv.depot_load[r as usize] -= 1;
+                }
+            }
+            lv.excluder_start = 0;
+        }
+        out
+    }
+
+    /// Use the includer of `depth` as the next frame and search the rest.
+    fn place_frame(&mut self, depth: usize) -> Outcome {
+        let tr = self.traffic;
+        let mut frame = self.levels[depth].includer.clone();
+        frame.sort_unstable();
+        for &t in &frame {
+            take(&mut self.rem, t);
+            for &r in &tr.paths[t as usize] {
+                self.load[r as usize] -= 1;
+            }
+        }
+        self.rem_count -= frame.len();
+        self.frames.push(frame);
+        self.frames_tried += 1;
+        if self.frames.len() > self.best_partial.len() {
+            self.best_partial = self.frames.clone();
+        }
+        let out = self.level(depth + 1);
+        if out == Outcome::Exhausted {
+            let frame = self.frames.pop().expect("frame was pushed");
+            for &t in &frame {
+                put(&mut self.rem, t);
+                for &r in &tr.paths[t as usize] {
+                    self.load[r as usize] += 1;
+                }
+            }
+            self.rem_count += frame.len();
+        }
+        out
+    }
+
+    /// Search a schedule of at most `target` frames from the whole traffic.
+    fn run(&mut self, target: u32) -> Outcome {
+        self.target = target;
+        self.frames.clear();
+        self.best_partial.clear();
+        self.level(0)
+    }
+}
+
+/// Run `f` on a thread with a stack deep enough for one recursion level per transfer.
+fn with_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> CoreResult<T> {
+    std::thread::scope(|s| {
+        let handle = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(s, f)
+            .map_err(|e| CoreError::Internal(format!("cannot start the search thread: {e}")))?;
+        handle
+            .join()
+            .map_err(|_| CoreError::Internal("the search thread panicked".into()))
+    })
+}
+
+/// Duration Λ: the largest number of transfers on one resource.
+pub fn duration(paths: &[Vec<u32>], resources: usize) -> CoreResult<u32> {
+    Ok(Traffic::new(paths, resources)?
+        .loads()
+        .into_iter()
+        .max()
+        .unwrap_or(0))
+}
+
+/// Find a liquid schedule of `paths` (each transfer's resource indices, all below `resources`),
+/// or prove there is none and search the optimal length (when `opts.optimize`).
+///
+/// When a budget runs out the best schedule known is returned — the deepest partial schedule
+/// of the search completed by DSatur, or DSatur's — with the proven lower bound.
+pub fn liquid_schedule(
+    paths: &[Vec<u32>],
+    resources: usize,
+    opts: &SearchOptions,
+) -> CoreResult<SearchResult> {
+    let traffic = Traffic::new(paths, resources)?;
+    if let Some(t) = opts.time_limit {
+        if !(t.is_finite() && t >= 0.0) {
+            return Err(CoreError::InvalidInput(format!(
+                "time limit must be a non-negative number of seconds, got {t}"
+            )));
+        }
+    }
+    let deadline = opts
+        .time_limit
+        .map(|t| Instant::now() + Duration::from_secs_f64(t));
+    with_deep_stack(|| search_schedule(&traffic, opts, deadline))?
+}
+
+fn search_schedule(
+    traffic: &Traffic,
+    opts: &SearchOptions,
+    deadline: Option<Instant>,
+) -> CoreResult<SearchResult> {
+    let lambda = traffic.loads().into_iter().max().unwrap_or(0);
+    let mut search = Search::new(traffic, opts, Mode::Schedule, deadline);
+    let mut result = SearchResult {
+        frames: Vec::new(),
+        duration: lambda,
+        lower_bound: lambda,
+        liquid: false,
+        optimal: false,
+        nodes: 0,
+        frames_tried: 0,
+        memo_hits: 0,
+        stopped_by: None,
+        source: Source::Search,
+    };
+    // The incumbent is computed only when the liquid search does not settle the question.
+    let mut incumbent: Option<(Vec<Vec<u32>>, Source)> = None;
+    let mut target = lambda;
+    loop {
+        match search.run(target) {
+            Outcome::Found => {
+                result.frames = std::mem::take(&mut search.frames);
+                result.lower_bound = target
+                    .min(result.frames.len() as u32)
+                    .max(result.lower_bound);
+                result.source = Source::Search;
+                break;
+            }
+            Outcome::Exhausted => {
+                result.lower_bound = target + 1;
+                let best =
+                    incumbent.get_or_insert_with(|| best_known(traffic, &search.best_partial));
+                if !opts.optimize || best.0.len() as u32 <= result.lower_bound {
+                    break;
+                }
+                target += 1;
+            }
+            Outcome::Stopped => {
+                result.stopped_by = search.stopped_by;
+                let partial = best_known(traffic, &search.best_partial);
+                let best = incumbent.get_or_insert_with(|| best_known(traffic, &[]));
+                if partial.0.len() < best.0.len() {
+                    *best = partial;
+                }
+                break;
+            }
+        }
+    }
+    if result.frames.is_empty() && traffic.len() > 0 {
+        let (frames, source) =
+            incumbent.expect("an incumbent exists when the search did not find one");
+        result.frames = frames;
+        result.source = source;
+    }
+    for f in &mut result.frames {
+        f.sort_unstable();
+    }
+    let length = result.frames.len() as u32;
+    result.liquid = length == lambda;
+    result.optimal = length <= result.lower_bound;
+    result.lower_bound = result.lower_bound.min(length);
+    result.nodes = search.nodes;
+    result.frames_tried = search.frames_tried;
+    result.memo_hits = search.memo_hits;
+    Ok(result)
+}
+
+/// `partial` completed by DSatur on the transfers it leaves out (DSatur alone when empty).
+fn best_known(traffic: &Traffic, partial: &[Vec<u32>]) -> (Vec<Vec<u32>>, Source) {
+    let mut placed = vec![false; traffic.len()];
+    for f in partial {
+        for &t in f {
+            placed[t as usize] = true;
+        }
+    }
+    let left: Vec<u32> = (0..traffic.len() as u32)
+        .filter(|&t| !placed[t as usize])
+        .collect();
+    let left_paths: Vec<Vec<u32>> = left
+        .iter()
+        .map(|&t| traffic.paths[t as usize].clone())
+        .collect();
+    let rest = dsatur(&left_paths, traffic.users.len()).expect("paths were validated");
+    let mut frames = partial.to_vec();
+    frames.extend(
+        rest.into_iter()
+            .map(|f| f.into_iter().map(|i| left[i as usize]).collect()),
+    );
+    let source = if partial.is_empty() {
+        Source::Dsatur
+    } else {
+        Source::Completion
+    };
+    (frames, source)
+}
+
+/// Enumerate the full teams of the whole traffic (the first frame of the search) and count
+/// them and the category nodes explored, with the reductions of `opts` (paper 000 Fig. 6).
+/// `opts.node_limit` bounds the work.
+pub fn count_full_teams(
+    paths: &[Vec<u32>],
+    resources: usize,
+    opts: &SearchOptions,
+) -> CoreResult<TeamCount> {
+    let traffic = Traffic::new(paths, resources)?;
+    with_deep_stack(|| {
+        let mut search = Search::new(&traffic, opts, Mode::Count, None);
+        let lambda = traffic.loads().into_iter().max().unwrap_or(0);
+        let out = search.run(lambda);
+        TeamCount {
+            teams: search.teams_counted,
+            nodes: search.nodes,
+            complete: out != Outcome::Stopped,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid(paths: &[Vec<u32>], frames: &[Vec<u32>]) -> bool {
+        let mut seen = vec![false; paths.len()];
+        for f in frames {
+            let mut used = HashSet::new();
+            for &t in f {
+                if std::mem::replace(&mut seen[t as usize], true) {
+                    return false;
+                }
+                if !paths[t as usize].iter().all(|r| used.insert(*r)) {
+                    return false;
+                }
+            }
+        }
+        seen.iter().all(|&s| s)
+    }
+
+    /// Paper 000 Fig. 2: resources 0-4 sender links, 5-9 receiver links, 10 = ab, 11 = ba.
+    fn two_switch() -> Vec<Vec<u32>> {
+        let mut paths = Vec::new();
+        for i in 0..5u32 {
+            for j in 0..5u32 {
+                let mut p = vec![i, 5 + j];
+                if i < 3 && j >= 3 {
+                    p.push(10);
+                }
+                if i >= 3 && j < 3 {
+                    p.push(11);
+                }
+                paths.push(p);
+            }
+        }
+        paths
+    }
+
+    /// Smallest number of frames, by trying every assignment (tiny cases only).
+    fn brute_force_optimum(paths: &[Vec<u32>]) -> usize {
+        fn place(paths: &[Vec<u32>], t: usize, frames: &mut Vec<Vec<usize>>, best: &mut usize) {
+            if frames.len() >= *best {
+                return;
+            }
+            if t == paths.len() {
+                *best = frames.len();
+                return;
+            }
+            for f in 0..frames.len() {
+                if frames[f]
+                    .iter()
+                    .all(|&u| paths[u].iter().all(|r| !paths[t].contains(r)))
+                {
+                    frames[f].push(t);
+                    place(paths, t + 1, frames, best);
+                    frames[f].pop();
+                }
+            }
+            frames.push(vec![t]);
+            place(paths, t + 1, frames, best);
+            frames.pop();
+        }
+        let mut best = paths.len();
+        place(paths, 0, &mut Vec::new(), &mut best);
+        best
+    }
+
+    #[test]
+    fn two_switch_is_liquid_in_six_frames() {
+        let paths = two_switch();
+        let r = liquid_schedule(&paths, 12, &SearchOptions::default()).unwrap();
+        assert_eq!(r.duration, 6);
+        assert_eq!(r.frames.len(), 6);
+        assert!(r.liquid && r.optimal);
+        assert!(valid(&paths, &r.frames));
+        assert_eq!(r.source, Source::Search);
+    }
+
+    #[test]
+    fn every_reduction_switched_off_still_finds_it() {
+        let paths = two_switch();
+        let naive = SearchOptions {
+            blank: false,
+            idle: false,
+            skeleton: false,
+            reduced: false,
+            full: false,
+            memo: false,
+            guided: false,
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 12, &naive).unwrap();
+        assert!(r.liquid && valid(&paths, &r.frames));
+    }
+
+    #[test]
+    fn fig7_triangle_has_no_liquid_schedule() {
+        // Three transfers, each on two of three links: every pair conflicts, Λ = 2.
+        let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
+        let r = liquid_schedule(&paths, 3, &SearchOptions::default()).unwrap();
+        assert_eq!(r.duration, 2);
+        assert_eq!(r.frames.len(), 3);
+        assert!(!r.liquid && r.optimal);
+        assert_eq!(r.lower_bound, 3);
+        assert!(valid(&paths, &r.frames));
+    }
+
+    #[test]
+    fn without_optimize_the_proof_stops_at_lambda_plus_one() {
+        let paths = vec![
+            vec![0, 1],
+            vec![1, 2],
+            vec![2, 0],
+            vec![3, 4],
+            vec![4, 5],
+            vec![5, 3],
+        ];
+        let opts = SearchOptions {
+            optimize: false,
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 6, &opts).unwrap();
+        assert_eq!(r.lower_bound, 3);
+        assert!(valid(&paths, &r.frames));
+    }
+
+    #[test]
+    fn agrees_with_brute_force_on_small_traffics() {
+        // A fixed pseudo-random family; the Python property tests cover random topologies.
+        let mut seed = 12345u64;
+        let mut next = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..300 {
+            let n = 1 + next(9) as usize;
+            let resources = 2 + next(6) as usize;
+            let paths: Vec<Vec<u32>> = (0..n)
+                .map(|_| {
+                    let len = 1 + next(3) as usize;
+                    let mut p: Vec<u32> = (0..len).map(|_| next(resources as u64) as u32).collect();
+                    p.sort_unstable();
+                    p.dedup();
+                    p
+                })
+                .collect();
+            let best = brute_force_optimum(&paths);
+            for opts in [
+                SearchOptions::default(),
+                SearchOptions {
+                    memo: false,
+                    guided: false,
+                    skeleton: false,
+                    ..SearchOptions::default()
+                },
+            ] {
+                let r = liquid_schedule(&paths, resources, &opts).unwrap();
+                assert!(valid(&paths, &r.frames), "{paths:?}");
+                assert_eq!(r.frames.len(), best, "{paths:?}");
+                assert!(r.optimal);
+            }
+        }
+    }
+
+    #[test]
+    fn team_counts_do_not_depend_on_the_reductions() {
+        let paths = two_switch();
+        let all = SearchOptions::default();
+        let plain = SearchOptions {
+            blank: false,
+            idle: false,
+            skeleton: false,
+            guided: false,
+            ..all.clone()
+        };
+        let a = count_full_teams(&paths, 12, &all).unwrap();
+        let b = count_full_teams(&paths, 12, &plain).unwrap();
+        assert_eq!(a.teams, b.teams);
+        assert!(a.teams > 0 && a.complete && b.complete);
+        assert!(a.nodes < b.nodes);
+    }
+
+    #[test]
+    fn node_budget_returns_a_valid_schedule() {
+        let paths = two_switch();
+        let opts = SearchOptions {
+            node_limit: Some(3),
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 12, &opts).unwrap();
+        assert_eq!(r.stopped_by, Some(Budget::Nodes));
+        assert!(valid(&paths, &r.frames));
+        assert_eq!(r.lower_bound, 6);
+    }
+
+    #[test]
+    fn empty_traffic_has_an_empty_schedule() {
+        let r = liquid_schedule(&[], 3, &SearchOptions::default()).unwrap();
+        assert!(r.frames.is_empty() && r.liquid && r.optimal);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(matches!(
+            liquid_schedule(&[vec![5]], 2, &SearchOptions::default()),
+            Err(CoreError::InvalidInput(_))
+        ));
+        let opts = SearchOptions {
+            time_limit: Some(f64::NAN),
+            ..SearchOptions::default()
+        };
+        assert!(matches!(
+            liquid_schedule(&[vec![0]], 2, &opts),
+            Err(CoreError::InvalidInput(_))
+        ));
+    }
+}

@@ -1,0 +1,120 @@
+//! Bindings of the exact liquid-schedule search.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
+
+use crate::to_py_err;
+
+#[allow(clippy::too_many_arguments)]
+fn options(
+    blank: bool,
+    idle: bool,
+    skeleton: bool,
+    reduced: bool,
+    full: bool,
+    memo: bool,
+    guided: bool,
+    optimize: bool,
+    node_limit: Option<u64>,
+    time_limit: Option<f64>,
+) -> SearchOptions {
+    SearchOptions {
+        blank,
+        idle,
+        skeleton,
+        reduced,
+        full,
+        memo,
+        guided,
+        optimize,
+        node_limit,
+        time_limit,
+        ..SearchOptions::default()
+    }
+}
+
+/// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`. Returns a
+/// dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
+/// `memo_hits`, `stopped_by` (None, "nodes" or "time") and `source`.
+#[pyfunction]
+#[pyo3(signature = (paths, resources, *, blank=true, idle=true, skeleton=true, reduced=true, full=true,
+                    memo=true, guided=true, optimize=true, node_limit=None, time_limit=None))]
+#[allow(clippy::too_many_arguments)]
+fn liquid_schedule<'py>(
+    py: Python<'py>,
+    paths: Vec<Vec<u32>>,
+    resources: usize,
+    blank: bool,
+    idle: bool,
+    skeleton: bool,
+    reduced: bool,
+    full: bool,
+    memo: bool,
+    guided: bool,
+    optimize: bool,
+    node_limit: Option<u64>,
+    time_limit: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let opts = options(
+        blank, idle, skeleton, reduced, full, memo, guided, optimize, node_limit, time_limit,
+    );
+    let r = py
+        .detach(|| liquid::liquid_schedule(&paths, resources, &opts))
+        .map_err(|e| to_py_err(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("frames", r.frames)?;
+    d.set_item("duration", r.duration)?;
+    d.set_item("lower_bound", r.lower_bound)?;
+    d.set_item("liquid", r.liquid)?;
+    d.set_item("optimal", r.optimal)?;
+    d.set_item("nodes", r.nodes)?;
+    d.set_item("frames_tried", r.frames_tried)?;
+    d.set_item("memo_hits", r.memo_hits)?;
+    d.set_item(
+        "stopped_by",
+        r.stopped_by.map(|b| match b {
+            Budget::Nodes => "nodes",
+            Budget::Time => "time",
+        }),
+    )?;
+    d.set_item(
+        "source",
+        match r.source {
+            Source::Search => "search",
+            Source::Completion => "search+dsatur",
+            Source::Dsatur => "dsatur",
+        },
+    )?;
+    Ok(d)
+}
+
+/// Count the full teams of a traffic and the category nodes explored to enumerate them, with
+/// the given reductions. Returns `(teams, nodes, complete)`.
+#[pyfunction]
+#[pyo3(signature = (paths, resources, *, blank=true, idle=true, skeleton=true, guided=false, node_limit=None))]
+fn count_full_teams(
+    py: Python<'_>,
+    paths: Vec<Vec<u32>>,
+    resources: usize,
+    blank: bool,
+    idle: bool,
+    skeleton: bool,
+    guided: bool,
+    node_limit: Option<u64>,
+) -> PyResult<(u64, u64, bool)> {
+    let opts = options(
+        blank, idle, skeleton, true, true, false, guided, false, node_limit, None,
+    );
+    let c = py
+        .detach(|| liquid::count_full_teams(&paths, resources, &opts))
+        .map_err(|e| to_py_err(py, e))?;
+    Ok((c.teams, c.nodes, c.complete))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(liquid_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(count_full_teams, m)?)?;
+    Ok(())
+}
