@@ -19,13 +19,16 @@ $(STAMP): pyproject.toml Cargo.toml crates/core/Cargo.toml $(wildcard crates/cor
 
 demo: $(STAMP)
 	@mkdir -p $(OUT)
-	@echo "== two-switch example (paper 000 Fig. 2): bound, then round-robin =="
+	@echo "== two-switch example (paper 000 Fig. 2): bound, round-robin, then the liquid schedule =="
 	$(LS) bound --topology two-switch --traffic half-all-to-all
 	$(LS) plan --topology two-switch --algorithm round-robin --output $(OUT)/two-switch-round-robin.json
 	$(LS) check $(OUT)/two-switch-round-robin.json
+	$(LS) plan --topology two-switch --algorithm liquid --output $(OUT)/two-switch-liquid.json --plot $(OUT)/two-switch-liquid.png
+	$(LS) check $(OUT)/two-switch-liquid.json
 	@echo "== swiss-t1 sub-topology 4,0,4,0,4,0,4,0 (16 nodes on the four odd switches) =="
 	$(LS) bound --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0
 	$(LS) plan --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0 --algorithm round-robin --output $(OUT)/t1-round-robin.json
+	$(LS) plan --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0 --algorithm liquid --output $(OUT)/t1-liquid.json --plot $(OUT)/t1-liquid.png
 	@echo "== swiss-t1 sweep: all 5^8 allocations =="
 	$(LS) sweep --topology swiss-t1 --output $(OUT)/t1-classes.json --plot $(OUT)/t1-sweep.png
 
@@ -40,6 +43,8 @@ test-python: $(STAMP)
 bench: $(STAMP)
 	@mkdir -p $(OUT)
 	$(PY) benchmarks/sweep_t1.py --output $(OUT)/bench-sweep-t1.json
+	$(PY) benchmarks/t1_schedules.py --output $(OUT)/bench-t1-schedules.json --plot $(OUT)/bench-t1-schedules.png \
+		--cpsat-time-limit 10 --jobs 2 --reduction-node-limit 500000
 
 clean:
 	rm -rf $(VENV) target $(OUT)

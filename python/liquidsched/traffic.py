@@ -53,6 +53,8 @@ class Traffic:
             seen[(t.src, t.dst)] = k
             self.names.append(f"{t.src}->{t.dst}" + (f"#{k}" if k > 1 else ""))
         self.index: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        # Resource sets of the last network asked for: every scheduler and bound needs them.
+        self._resolved: tuple[Network, list[frozenset[int]]] | None = None
 
     def __len__(self) -> int:
         return len(self.transfers)
@@ -100,9 +102,11 @@ class Traffic:
                 raise TrafficError(f"{where} ({t.src}->{t.dst}): {e}") from None
 
     def resource_sets(self, net: Network) -> list[frozenset[int]]:
-        """The resources of each transfer's path, in transfer order."""
-        self.check(net)
-        return [net.path_resources(t.src, t.dst) for t in self.transfers]
+        """The resources of each transfer's path, in transfer order (checked once per network)."""
+        if self._resolved is None or self._resolved[0] is not net:
+            self.check(net)
+            self._resolved = (net, [net.path_resources(t.src, t.dst) for t in self.transfers])
+        return list(self._resolved[1])
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name,

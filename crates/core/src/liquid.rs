@@ -315,7 +315,7 @@ impl<'a> Search<'a> {
                 return false;
             }
         }
-        if self.nodes % 256 == 0 {
+        if self.nodes.is_multiple_of(256) {
             if let Some(deadline) = self.deadline {
                 if Instant::now() >= deadline {
                     self.stopped_by = Some(Budget::Time);
@@ -679,8 +679,15 @@ impl<'a> Search<'a> {
     }
 }
 
-/// Run `f` on a thread with a stack deep enough for one recursion level per transfer.
-fn with_deep_stack<T: Send>(f: impl FnOnce() -> T + Send) -> CoreResult<T> {
+/// Traffics up to this many transfers recurse on the caller's stack (a few KiB per transfer
+/// at most); larger ones get a thread of their own, since starting one costs about 0.1 ms.
+const INLINE_TRANSFERS: usize = 2048;
+
+/// Run `f` where the stack is deep enough for one recursion level per transfer.
+fn with_deep_stack<T: Send>(transfers: usize, f: impl FnOnce() -> T + Send) -> CoreResult<T> {
+    if transfers <= INLINE_TRANSFERS {
+        return Ok(f());
+    }
     std::thread::scope(|s| {
         let handle = std::thread::Builder::new()
             .stack_size(256 << 20)
@@ -722,7 +729,7 @@ pub fn liquid_schedule(
     let deadline = opts
         .time_limit
         .map(|t| Instant::now() + Duration::from_secs_f64(t));
-    with_deep_stack(|| search_schedule(&traffic, opts, deadline))?
+    with_deep_stack(traffic.len(), || search_schedule(&traffic, opts, deadline))?
 }
 
 fn search_schedule(
@@ -834,7 +841,7 @@ pub fn count_full_teams(
     opts: &SearchOptions,
 ) -> CoreResult<TeamCount> {
     let traffic = Traffic::new(paths, resources)?;
-    with_deep_stack(|| {
+    with_deep_stack(traffic.len(), || {
         let mut search = Search::new(&traffic, opts, Mode::Count, None);
         let lambda = traffic.loads().into_iter().max().unwrap_or(0);
         let out = search.run(lambda);
