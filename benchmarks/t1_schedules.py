@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from liquidsched import _core, compute_bound, plan, validate
+from liquidsched import _core, plan, validate
 from liquidsched.io.files import write_document
 from liquidsched.sweep import run_sweep
 from liquidsched.topologies import build_topology
@@ -51,6 +51,9 @@ SEARCH_VARIANTS = {
                       "guided": True},
     "+memo (all on)": {},
 }
+
+#: Budget of the liquid search on the large exchanges.
+SCALE_TIME_LIMIT_S = 120.0
 
 err = Console(stderr=True)
 
@@ -101,7 +104,7 @@ def run_reductions(job: tuple[tuple[int, ...], int]) -> dict[str, Any]:
     """Nodes explored by each variant of the full-team enumeration and of the schedule search."""
     allocation, node_limit = job
     net, traffic = problem(allocation)
-    paths = [sorted(r) for r in traffic.resource_sets(net)]
+    paths = traffic.resource_lists(net)
     n = len(net.resources)
     teams = {name: _core.count_full_teams(paths, n, node_limit=node_limit, **flags)
              for name, flags in TEAM_VARIANTS.items()}
@@ -195,14 +198,16 @@ def run_scale() -> list[dict[str, Any]]:
     for spec, make in cases:
         net = build_topology(spec)
         traffic = make(net)
-        row: dict[str, Any] = {"topology": spec, "traffic": traffic.name, "transfers": len(traffic),
-                               "duration": compute_bound(net, traffic).duration}
+        row: dict[str, Any] = {"topology": spec, "traffic": traffic.name, "transfers": len(traffic)}
         for algorithm in ("liquid", "dsatur"):
-            schedule, seconds = timed_plan(net, traffic, algorithm, 1)
+            options = {"time_limit": SCALE_TIME_LIMIT_S} if algorithm == "liquid" else {}
+            schedule, seconds = timed_plan(net, traffic, algorithm, 1, **options)
+            row["duration"] = schedule.info.lower_bound
             if validate(schedule):
                 raise RuntimeError(f"{algorithm} schedule of {spec} is invalid")
             row[algorithm] = {"length": schedule.length, "optimal": bool(schedule.info.optimal), "time_s": seconds,
-                              "nodes": schedule.info.stats.get("nodes_explored")}
+                              "nodes": schedule.info.stats.get("nodes_explored"),
+                              "stopped_by": schedule.info.stats.get("stopped_by")}
         rows.append(row)
     return rows
 
@@ -233,8 +238,8 @@ def print_tables(summary: dict, reductions: dict, scale: list[dict], console: Co
         for v, share in r["mean_share_of_naive"].items():
             t.add_row(v, "-" if share is None else f"{share:.2%}", str(r["finished"][v]), f"{r['total_nodes'][v]:,}")
         console.print(t)
-    t = Table("topology", "transfers", "duration", "liquid frames", "liquid time", "nodes", "dsatur frames",
-              "dsatur time", title="scale")
+    t = Table("topology", "transfers", "Λ (frames)", "liquid frames", "liquid time", "nodes", "dsatur frames",
+              "dsatur time", title="scale (one core)")
     for row in scale:
         lq, ds = row["liquid"], row["dsatur"]
         t.add_row(row["topology"], str(row["transfers"]), str(row["duration"]), f"{lq['length']}",

@@ -45,6 +45,29 @@ def test_plan_then_check(capsys, tmp_path):
     assert code == 0 and "valid, 7 frames" in out
 
 
+@pytest.mark.parametrize("algorithm", ["liquid", "cpsat"])
+def test_plan_exact_algorithms_json_and_plot(capsys, tmp_path, algorithm):
+    path, picture = tmp_path / "s.json", tmp_path / "s.png"
+    code, out, _ = run(capsys, "plan", "--topology", "two-switch", "--algorithm", algorithm, "--time-limit", "30",
+                       "--output", str(path), "--plot", str(picture), "--json")
+    summary = json.loads(out)
+    assert code == 0
+    assert (summary["length"], summary["lower_bound"], summary["liquid"], summary["optimal"], summary["gap"]) == \
+        (6, 6, True, True, 0)
+    assert summary["nodes_explored"] > 0
+    assert picture.read_bytes().startswith(b"\x89PNG")
+    code, out, _ = run(capsys, "check", str(path), "--json")
+    assert code == 0 and json.loads(out)["valid"] and json.loads(out)["length"] == 6
+
+
+def test_plan_with_an_exhausted_budget_still_writes_a_valid_schedule(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    code, out, _ = run(capsys, "plan", "--topology", "swiss-t1", "--algorithm", "liquid", "--node-limit", "3",
+                       "--output", str(path))
+    assert code == 0 and "budget ran out" in out and "nodes" in out
+    assert run(capsys, "check", str(path))[0] == 0
+
+
 def test_check_lists_violations(capsys, tmp_path):
     path = tmp_path / "rr.json"
     run(capsys, "plan", "--topology", "two-switch", "--output", str(path))
@@ -113,6 +136,9 @@ def test_malformed_topology_through_the_cli(case, capsys, tmp_path):
     (["bound", "--topology", "two-switch", "--traffic", "gossip"], "unknown traffic 'gossip'"),
     (["check", "/nonexistent/s.json"], "/nonexistent/s.json: no such file"),
     (["plan", "--topology", "two-switch", "--output", "/nonexistent/dir/s.json"], "does not exist"),
+    (["plan", "--topology", "two-switch", "--algorithm", "dsatur", "--time-limit", "1"],
+     "--time-limit applies to --algorithm liquid or cpsat, not dsatur"),
+    (["plan", "--topology", "two-switch", "--algorithm", "liquid", "--time-limit", "-1"], "must be non-negative"),
 ])
 def test_user_errors_are_one_line(capsys, argv, expected):
     try:

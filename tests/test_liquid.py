@@ -52,7 +52,7 @@ def test_fig7_traffic_has_no_liquid_schedule_and_an_optimal_one_of_lambda_plus_o
     assert s.length == 3 and not s.liquid and s.info.optimal
     assert s.info.stats["proven_lower_bound"] == 3 and s.info.stats["gap"] == 0
     # Without the optimum search the proof still stands: no schedule of 2 frames.
-    raw = _core.liquid_schedule([sorted(r) for r in traffic.resource_sets(net)], len(net.resources), optimize=False)
+    raw = _core.liquid_schedule(traffic.resource_lists(net), len(net.resources), optimize=False)
     assert raw["lower_bound"] == 3 and not raw["liquid"]
 
 
@@ -96,7 +96,7 @@ PRUNINGS = [(False, False, False), (True, False, False), (True, True, False), (T
 
 
 def count_with_each_pruning(net, traffic) -> dict:
-    paths, n = [sorted(s) for s in traffic.resource_sets(net)], len(net.resources)
+    paths, n = traffic.resource_lists(net), len(net.resources)
     counts = {}
     for blank, idle, skeleton in PRUNINGS:
         counts[blank, idle, skeleton] = _core.count_full_teams(paths, n, blank=blank, idle=idle, skeleton=skeleton)

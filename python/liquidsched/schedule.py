@@ -61,8 +61,10 @@ class Schedule:
     def from_indices(cls, network: Network, traffic: Traffic, frames: Iterable[Iterable[int]],
                      info: ScheduleInfo) -> Schedule:
         """A schedule of whole transfers, frames given as transfer indices."""
-        names, sizes = traffic.names, [t.size_bytes for t in traffic]
-        return cls(network, traffic, [[Piece(names[i], sizes[i]) for i in f] for f in frames], info)
+        pieces = traffic.derived.get("whole_pieces")
+        if pieces is None:
+            pieces = traffic.derived["whole_pieces"] = [Piece(n, t.size_bytes) for n, t in zip(traffic.names, traffic)]
+        return cls(network, traffic, [[pieces[i] for i in f] for f in frames], info)
 
     @property
     def length(self) -> int:

@@ -53,8 +53,11 @@ class Traffic:
             seen[(t.src, t.dst)] = k
             self.names.append(f"{t.src}->{t.dst}" + (f"#{k}" if k > 1 else ""))
         self.index: dict[str, int] = {n: i for i, n in enumerate(self.names)}
-        # Resource sets of the last network asked for: every scheduler and bound needs them.
-        self._resolved: tuple[Network, list[frozenset[int]]] | None = None
+        # Resource sets (and sorted lists) of the last network asked for: every scheduler and
+        # bound needs them, and the Rust core takes the lists.
+        self._resolved: tuple[Network, list[frozenset[int]], list[list[int]]] | None = None
+        #: Values other modules derive from the (immutable) transfers and keep with them.
+        self.derived: dict[str, Any] = {}
 
     def __len__(self) -> int:
         return len(self.transfers)
@@ -103,10 +106,19 @@ class Traffic:
 
     def resource_sets(self, net: Network) -> list[frozenset[int]]:
         """The resources of each transfer's path, in transfer order (checked once per network)."""
+        return list(self._resolve(net)[1])
+
+    def resource_lists(self, net: Network) -> list[list[int]]:
+        """The resource indices of each transfer's path in increasing order, as the Rust core
+        takes them. The lists are shared: do not modify them."""
+        return self._resolve(net)[2]
+
+    def _resolve(self, net: Network) -> tuple[Network, list[frozenset[int]], list[list[int]]]:
         if self._resolved is None or self._resolved[0] is not net:
             self.check(net)
-            self._resolved = (net, [net.path_resources(t.src, t.dst) for t in self.transfers])
-        return list(self._resolved[1])
+            sets = [net.path_resources(t.src, t.dst) for t in self.transfers]
+            self._resolved = (net, sets, [sorted(r) for r in sets])
+        return self._resolved
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name,

@@ -24,7 +24,7 @@
 //! order is guided: the critical resource with the fewest candidates first, and among candidates
 //! the transfers on the most loaded resources first.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::coloring::dsatur;
@@ -228,6 +228,9 @@ enum Mode {
 struct Level {
     /// Critical resources of this frame.
     critical: Vec<u32>,
+    is_critical: Vec<bool>,
+    /// Scratch: remaining transfers with their branching key.
+    keyed: Vec<(std::cmp::Reverse<u64>, u32)>,
     /// Remaining transfers in branching order.
     order: Vec<u32>,
     depot: Vec<u64>,
@@ -246,6 +249,9 @@ struct Level {
     excluder_start: usize,
 }
 
+/// Frames left and remaining transfers of a sub-traffic with no schedule.
+type FailedState = (u32, Box<[u64]>);
+
 struct Search<'a> {
     traffic: &'a Traffic,
     opts: &'a SearchOptions,
@@ -260,7 +266,9 @@ struct Search<'a> {
     frames: Vec<Vec<u32>>,
     best_partial: Vec<Vec<u32>>,
     levels: Vec<Level>,
-    failed: HashSet<(u32, Box<[u64]>)>,
+    /// Sub-traffics with no schedule in `k` frames, by a hash of `(k, remaining)`.
+    failed: HashMap<u64, Vec<FailedState>>,
+    failed_count: usize,
     memo_capacity: usize,
     nodes: u64,
     frames_tried: u64,
@@ -295,7 +303,8 @@ impl<'a> Search<'a> {
             frames: Vec::new(),
             best_partial: Vec::new(),
             levels: Vec::new(),
-            failed: HashSet::new(),
+            failed: HashMap::new(),
+            failed_count: 0,
             memo_capacity: opts.memo_bytes / (traffic.words.max(1) * 8 + 48),
             nodes: 0,
             frames_tried: 0,
@@ -338,20 +347,31 @@ impl<'a> Search<'a> {
         if self.opts.reduced && self.load.iter().any(|&l| l > k) {
             return Outcome::Exhausted;
         }
-        if self.opts.memo
-            && self
-                .failed
-                .contains(&(k, self.rem.clone().into_boxed_slice()))
-        {
+        let key = if self.opts.memo {
+            rem_hash(k, &self.rem)
+        } else {
+            0
+        };
+        if self.opts.memo && self.known_to_fail(key, k) {
             self.memo_hits += 1;
             return Outcome::Exhausted;
         }
         self.prepare_level(depth, k);
         let out = self.category(depth, self.opts.skeleton, 0);
-        if out == Outcome::Exhausted && self.opts.memo && self.failed.len() < self.memo_capacity {
-            self.failed.insert((k, self.rem.clone().into_boxed_slice()));
+        if out == Outcome::Exhausted && self.opts.memo && self.failed_count < self.memo_capacity {
+            let entry = (k, self.rem.clone().into_boxed_slice());
+            self.failed.entry(key).or_default().push(entry);
+            self.failed_count += 1;
         }
         out
+    }
+
+    fn known_to_fail(&self, key: u64, k: u32) -> bool {
+        self.failed.get(&key).is_some_and(|entries| {
+            entries
+                .iter()
+                .any(|(kk, rem)| *kk == k && rem[..] == self.rem[..])
+        })
     }
 
     /// Critical resources, branching order and the prim-category (or the skeleton's) at `depth`.
@@ -374,17 +394,20 @@ impl<'a> Search<'a> {
             }
         }
         lv.order.clear();
-        lv.order.extend(members(&self.rem));
         if self.opts.guided {
             // Transfers on the most loaded resources first: they are the ones that turn critical.
-            let load = &self.load;
-            lv.order.sort_by_cached_key(|&t| {
+            lv.keyed.clear();
+            for t in members(&self.rem) {
                 let weight: u64 = tr.paths[t as usize]
                     .iter()
-                    .map(|&r| load[r as usize] as u64)
+                    .map(|&r| self.load[r as usize] as u64)
                     .sum();
-                (std::cmp::Reverse(weight), t)
-            });
+                lv.keyed.push((std::cmp::Reverse(weight), t));
+            }
+            lv.keyed.sort_unstable();
+            lv.order.extend(lv.keyed.iter().map(|&(_, t)| t));
+        } else {
+            lv.order.extend(members(&self.rem));
         }
         lv.depot.clear();
         lv.depot.resize(tr.words, 0);
@@ -392,23 +415,20 @@ impl<'a> Search<'a> {
         lv.depot_load.resize(resources, 0);
         lv.used.clear();
         lv.used.resize(resources, false);
-        let mut is_critical = std::mem::take(&mut lv.used);
+        lv.is_critical.clear();
+        lv.is_critical.resize(resources, false);
         for &c in &lv.critical {
-            is_critical[c as usize] = true;
+            lv.is_critical[c as usize] = true;
         }
         for t in members(&self.rem) {
             let path = &tr.paths[t as usize];
-            if !self.opts.skeleton || path.iter().any(|&r| is_critical[r as usize]) {
+            if !self.opts.skeleton || path.iter().any(|&r| lv.is_critical[r as usize]) {
                 put(&mut lv.depot, t);
                 for &r in path {
                     lv.depot_load[r as usize] += 1;
                 }
             }
         }
-        for &c in &lv.critical {
-            is_critical[c as usize] = false;
-        }
-        lv.used = is_critical;
         lv.includer.clear();
         lv.excluder.clear();
         lv.log.clear();
@@ -564,9 +584,9 @@ impl<'a> Search<'a> {
             for &r in &tr.paths[x as usize] {
                 lv.used[r as usize] = used;
             }
-            lv.critical
+            tr.paths[x as usize]
                 .iter()
-                .filter(|&&c| tr.paths[x as usize].binary_search(&c).is_ok())
+                .filter(|&&r| lv.is_critical[r as usize])
                 .count()
         };
         let lv = &mut self.levels[depth];
@@ -682,6 +702,16 @@ impl<'a> Search<'a> {
 /// Traffics up to this many transfers recurse on the caller's stack (a few KiB per transfer
 /// at most); larger ones get a thread of their own, since starting one costs about 0.1 ms.
 const INLINE_TRANSFERS: usize = 2048;
+
+/// A 64-bit hash of `(k, remaining)` (FNV-1a over the words, then a final mix).
+fn rem_hash(k: u32, rem: &[u64]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64 ^ k as u64;
+    for &w in rem {
+        h = (h ^ w).wrapping_mul(0x0000_0100_0000_01b3);
+        h ^= h >> 29;
+    }
+    h
+}
 
 /// Run `f` where the stack is deep enough for one recursion level per transfer.
 fn with_deep_stack<T: Send>(transfers: usize, f: impl FnOnce() -> T + Send) -> CoreResult<T> {
@@ -856,6 +886,7 @@ pub fn count_full_teams(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     fn valid(paths: &[Vec<u32>], frames: &[Vec<u32>]) -> bool {
         let mut seen = vec![false; paths.len()];

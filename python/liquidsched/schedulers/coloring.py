@@ -23,6 +23,6 @@ def dsatur(net: Network, traffic: Traffic) -> Schedule:
     >>> 6 <= dsatur(net, half_all_to_all(net)).length <= 7
     True
     """
-    paths = [sorted(r) for r in traffic.resource_sets(net)]
+    paths = traffic.resource_lists(net)
     frames = _core.dsatur(paths, len(net.resources))
     return Schedule.from_indices(net, traffic, frames, ScheduleInfo("dsatur"))

@@ -67,7 +67,7 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
         raise InputError(f"time limit must be a non-negative number, got {time_limit!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers must be a positive integer, got {workers!r}")
-    paths = [sorted(r) for r in traffic.resource_sets(net)]
+    paths = traffic.resource_lists(net)
     lower = frame_lower_bound([set(p) for p in paths])
     greedy = _core.dsatur(paths, len(net.resources))
     model, x, _ = build_slot_model(paths, len(net.resources), len(greedy), lower)

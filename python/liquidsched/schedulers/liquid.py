@@ -61,7 +61,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         raise InputError(f"unknown reduction {sorted(unknown)[0]!r} (known: {', '.join(REDUCTIONS)})")
     _check_budget(time_limit, "time limit")
     _check_budget(node_limit, "node limit")
-    paths = [sorted(r) for r in traffic.resource_sets(net)]
+    paths = traffic.resource_lists(net)
     raw = _core.liquid_schedule(paths, len(net.resources), time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
                                 optimize=optimize, **reductions)
