@@ -701,7 +701,7 @@ impl<'a> Search<'a> {
 
 /// Traffics up to this many transfers recurse on the caller's stack (a few KiB per transfer
 /// at most); larger ones get a thread of their own, since starting one costs about 0.1 ms.
-const INLINE_TRANSFERS: usize = 2048;
+const INLINE_TRANSFERS: usize = 1024;
 
 /// A 64-bit hash of `(k, remaining)` (FNV-1a over the words, then a final mix).
 fn rem_hash(k: u32, rem: &[u64]) -> u64 {
