@@ -7,34 +7,6 @@ use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
 
 use crate::to_py_err;
 
-#[allow(clippy::too_many_arguments)]
-fn options(
-    blank: bool,
-    idle: bool,
-    skeleton: bool,
-    reduced: bool,
-    full: bool,
-    memo: bool,
-    guided: bool,
-    optimize: bool,
-    node_limit: Option<u64>,
-    time_limit: Option<f64>,
-) -> SearchOptions {
-    SearchOptions {
-        blank,
-        idle,
-        skeleton,
-        reduced,
-        full,
-        memo,
-        guided,
-        optimize,
-        node_limit,
-        time_limit,
-        ..SearchOptions::default()
-    }
-}
-
 /// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`. Returns a
 /// dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
 /// `memo_hits`, `stopped_by` (None, "nodes" or "time") and `source`.
@@ -57,9 +29,19 @@ fn liquid_schedule<'py>(
     node_limit: Option<u64>,
     time_limit: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let opts = options(
-        blank, idle, skeleton, reduced, full, memo, guided, optimize, node_limit, time_limit,
-    );
+    let opts = SearchOptions {
+        blank,
+        idle,
+        skeleton,
+        reduced,
+        full,
+        memo,
+        guided,
+        optimize,
+        node_limit,
+        time_limit,
+        ..SearchOptions::default()
+    };
     let r = py
         .detach(|| liquid::liquid_schedule(&paths, resources, &opts))
         .map_err(|e| to_py_err(py, e))?;
@@ -94,6 +76,7 @@ fn liquid_schedule<'py>(
 /// the given reductions. Returns `(teams, nodes, complete)`.
 #[pyfunction]
 #[pyo3(signature = (paths, resources, *, blank=true, idle=true, skeleton=true, guided=false, node_limit=None))]
+#[allow(clippy::too_many_arguments)]
 fn count_full_teams(
     py: Python<'_>,
     paths: Vec<Vec<u32>>,
@@ -104,9 +87,17 @@ fn count_full_teams(
     guided: bool,
     node_limit: Option<u64>,
 ) -> PyResult<(u64, u64, bool)> {
-    let opts = options(
-        blank, idle, skeleton, true, true, false, guided, false, node_limit, None,
-    );
+    // The enumeration of the first frame only: no memo, no optimum search.
+    let opts = SearchOptions {
+        blank,
+        idle,
+        skeleton,
+        guided,
+        memo: false,
+        optimize: false,
+        node_limit,
+        ..SearchOptions::default()
+    };
     let c = py
         .detach(|| liquid::count_full_teams(&paths, resources, &opts))
         .map_err(|e| to_py_err(py, e))?;

@@ -109,41 +109,13 @@ fn set_bit(bits: &mut Vec<u64>, c: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn valid(paths: &[Vec<u32>], frames: &[Vec<u32>]) -> bool {
-        let mut seen = vec![false; paths.len()];
-        for f in frames {
-            let mut used = std::collections::HashSet::new();
-            for &t in f {
-                if std::mem::replace(&mut seen[t as usize], true) {
-                    return false;
-                }
-                if !paths[t as usize].iter().all(|r| used.insert(*r)) {
-                    return false;
-                }
-            }
-        }
-        seen.iter().all(|&s| s)
-    }
+    use crate::testing::{is_valid_schedule, two_switch_paths};
 
     #[test]
     fn two_switch_half_all_to_all() {
-        // resources: 0-4 sender links, 5-9 receiver links, 10 = ab, 11 = ba; t1..t3 on a.
-        let mut paths = Vec::new();
-        for i in 0..5u32 {
-            for j in 0..5u32 {
-                let mut p = vec![i, 5 + j];
-                if i < 3 && j >= 3 {
-                    p.push(10);
-                }
-                if i >= 3 && j < 3 {
-                    p.push(11);
-                }
-                paths.push(p);
-            }
-        }
+        let paths = two_switch_paths();
         let frames = dsatur(&paths, 12).unwrap();
-        assert!(valid(&paths, &frames));
+        assert!(is_valid_schedule(&paths, &frames));
         assert!(frames.len() >= 6);
     }
 
@@ -152,7 +124,7 @@ mod tests {
         let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
         let frames = dsatur(&paths, 3).unwrap();
         assert_eq!(frames.len(), 3);
-        assert!(valid(&paths, &frames));
+        assert!(is_valid_schedule(&paths, &frames));
     }
 
     #[test]
@@ -175,6 +147,6 @@ mod tests {
         let paths = vec![vec![0u32]; 70];
         let frames = dsatur(&paths, 1).unwrap();
         assert_eq!(frames.len(), 70);
-        assert!(valid(&paths, &frames));
+        assert!(is_valid_schedule(&paths, &frames));
     }
 }

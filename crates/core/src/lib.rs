@@ -8,5 +8,7 @@ pub mod error;
 pub mod liquid;
 pub mod rational;
 pub mod sweep;
+#[cfg(test)]
+mod testing;
 
 pub use error::CoreError;

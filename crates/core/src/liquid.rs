@@ -886,41 +886,7 @@ pub fn count_full_teams(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashSet;
-
-    fn valid(paths: &[Vec<u32>], frames: &[Vec<u32>]) -> bool {
-        let mut seen = vec![false; paths.len()];
-        for f in frames {
-            let mut used = HashSet::new();
-            for &t in f {
-                if std::mem::replace(&mut seen[t as usize], true) {
-                    return false;
-                }
-                if !paths[t as usize].iter().all(|r| used.insert(*r)) {
-                    return false;
-                }
-            }
-        }
-        seen.iter().all(|&s| s)
-    }
-
-    /// Paper 000 Fig. 2: resources 0-4 sender links, 5-9 receiver links, 10 = ab, 11 = ba.
-    fn two_switch() -> Vec<Vec<u32>> {
-        let mut paths = Vec::new();
-        for i in 0..5u32 {
-            for j in 0..5u32 {
-                let mut p = vec![i, 5 + j];
-                if i < 3 && j >= 3 {
-                    p.push(10);
-                }
-                if i >= 3 && j < 3 {
-                    p.push(11);
-                }
-                paths.push(p);
-            }
-        }
-        paths
-    }
+    use crate::testing::{is_valid_schedule, two_switch_paths};
 
     /// Smallest number of frames, by trying every assignment (tiny cases only).
     fn brute_force_optimum(paths: &[Vec<u32>]) -> usize {
@@ -953,18 +919,18 @@ mod tests {
 
     #[test]
     fn two_switch_is_liquid_in_six_frames() {
-        let paths = two_switch();
+        let paths = two_switch_paths();
         let r = liquid_schedule(&paths, 12, &SearchOptions::default()).unwrap();
         assert_eq!(r.duration, 6);
         assert_eq!(r.frames.len(), 6);
         assert!(r.liquid && r.optimal);
-        assert!(valid(&paths, &r.frames));
+        assert!(is_valid_schedule(&paths, &r.frames));
         assert_eq!(r.source, Source::Search);
     }
 
     #[test]
     fn every_reduction_switched_off_still_finds_it() {
-        let paths = two_switch();
+        let paths = two_switch_paths();
         let naive = SearchOptions {
             blank: false,
             idle: false,
@@ -976,7 +942,7 @@ mod tests {
             ..SearchOptions::default()
         };
         let r = liquid_schedule(&paths, 12, &naive).unwrap();
-        assert!(r.liquid && valid(&paths, &r.frames));
+        assert!(r.liquid && is_valid_schedule(&paths, &r.frames));
     }
 
     #[test]
@@ -988,7 +954,7 @@ mod tests {
         assert_eq!(r.frames.len(), 3);
         assert!(!r.liquid && r.optimal);
         assert_eq!(r.lower_bound, 3);
-        assert!(valid(&paths, &r.frames));
+        assert!(is_valid_schedule(&paths, &r.frames));
     }
 
     #[test]
@@ -1007,7 +973,7 @@ mod tests {
         };
         let r = liquid_schedule(&paths, 6, &opts).unwrap();
         assert_eq!(r.lower_bound, 3);
-        assert!(valid(&paths, &r.frames));
+        assert!(is_valid_schedule(&paths, &r.frames));
     }
 
     #[test]
@@ -1043,7 +1009,7 @@ mod tests {
                 },
             ] {
                 let r = liquid_schedule(&paths, resources, &opts).unwrap();
-                assert!(valid(&paths, &r.frames), "{paths:?}");
+                assert!(is_valid_schedule(&paths, &r.frames), "{paths:?}");
                 assert_eq!(r.frames.len(), best, "{paths:?}");
                 assert!(r.optimal);
             }
@@ -1052,7 +1018,7 @@ mod tests {
 
     #[test]
     fn team_counts_do_not_depend_on_the_reductions() {
-        let paths = two_switch();
+        let paths = two_switch_paths();
         let all = SearchOptions::default();
         let plain = SearchOptions {
             blank: false,
@@ -1070,14 +1036,14 @@ mod tests {
 
     #[test]
     fn node_budget_returns_a_valid_schedule() {
-        let paths = two_switch();
+        let paths = two_switch_paths();
         let opts = SearchOptions {
             node_limit: Some(3),
             ..SearchOptions::default()
         };
         let r = liquid_schedule(&paths, 12, &opts).unwrap();
         assert_eq!(r.stopped_by, Some(Budget::Nodes));
-        assert!(valid(&paths, &r.frames));
+        assert!(is_valid_schedule(&paths, &r.frames));
         assert_eq!(r.lower_bound, 6);
     }
 
