@@ -8,6 +8,7 @@ use liquidsched_core::CoreError;
 
 mod coloring;
 mod liquid;
+mod simulate;
 mod sweep;
 
 /// Raise a core error as the matching exception of `liquidsched.errors`.
@@ -33,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     coloring::register(m)?;
     liquid::register(m)?;
+    simulate::register(m)?;
     sweep::register(m)?;
     Ok(())
 }

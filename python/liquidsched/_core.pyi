@@ -62,3 +62,24 @@ def count_full_teams(
     guided: bool = False,
     node_limit: int | None = None,
 ) -> tuple[int, int, bool]: ...
+
+class RawPrediction(TypedDict):
+    makespan_s: float
+    start_s: list[float]
+    finish_s: list[float]
+    utilisation: list[float]
+    bins: int
+    rate_updates: int
+
+def simulate(
+    capacities: Sequence[float],
+    paths: Sequence[Sequence[int]],
+    sizes: Sequence[float],
+    latencies: Sequence[float],
+    senders: Sequence[int],
+    frames: Sequence[Sequence[int]],
+    model: str,
+    policy: str = "all-at-once",
+    overhead_s: float = 0.0,
+    bins: int = 0,
+) -> RawPrediction: ...

@@ -7,6 +7,7 @@ pub mod coloring;
 pub mod error;
 pub mod liquid;
 pub mod rational;
+pub mod simulate;
 pub mod sweep;
 #[cfg(test)]
 mod testing;

@@ -1,0 +1,86 @@
+//! Bindings of the network-model simulator.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use liquidsched_core::simulate::{Flow, Model, Policy, Problem};
+
+use crate::to_py_err;
+
+fn model_of(model: &str, policy: &str) -> PyResult<Model> {
+    let policy = match policy {
+        "all-at-once" => Policy::AllAtOnce,
+        "frames" => Policy::Frames,
+        "per-sender" => Policy::PerSender,
+        other => return Err(PyValueError::new_err(format!("unknown policy {other:?}"))),
+    };
+    match model {
+        "frames" => Ok(Model::Frames),
+        "circuit" => Ok(Model::Circuit),
+        "fluid" => Ok(Model::Fluid(policy)),
+        other => Err(PyValueError::new_err(format!("unknown model {other:?}"))),
+    }
+}
+
+/// Simulate a schedule: `paths[i]`, `sizes[i]`, `latencies[i]`, `senders[i]` describe flow
+/// `i`; `frames` lists flow indices in schedule order. Returns a dict with `makespan_s`,
+/// `start_s`, `finish_s`, `utilisation` (resources × bins, flat), `bins`, `rate_updates`.
+#[pyfunction]
+#[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0))]
+#[allow(clippy::too_many_arguments)]
+fn simulate<'py>(
+    py: Python<'py>,
+    capacities: Vec<f64>,
+    paths: Vec<Vec<u32>>,
+    sizes: Vec<f64>,
+    latencies: Vec<f64>,
+    senders: Vec<u32>,
+    frames: Vec<Vec<u32>>,
+    model: &str,
+    policy: &str,
+    overhead_s: f64,
+    bins: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let model = model_of(model, policy)?;
+    let n = paths.len();
+    if sizes.len() != n || latencies.len() != n || senders.len() != n {
+        return Err(PyValueError::new_err(
+            "paths, sizes, latencies and senders must have one entry per flow",
+        ));
+    }
+    let flows = paths
+        .into_iter()
+        .zip(sizes)
+        .zip(latencies)
+        .zip(senders)
+        .map(|(((path, size_bytes), latency_s), sender)| Flow {
+            path,
+            size_bytes,
+            latency_s,
+            sender,
+        })
+        .collect();
+    let problem = Problem {
+        capacities,
+        flows,
+        frames,
+        overhead_s,
+    };
+    let p = py
+        .detach(|| liquidsched_core::simulate::simulate(&problem, model, bins))
+        .map_err(|e| to_py_err(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("makespan_s", p.makespan_s)?;
+    d.set_item("start_s", p.start_s)?;
+    d.set_item("finish_s", p.finish_s)?;
+    d.set_item("utilisation", p.utilisation)?;
+    d.set_item("bins", p.bins)?;
+    d.set_item("rate_updates", p.rate_updates)?;
+    Ok(d)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    Ok(())
+}
