@@ -68,6 +68,20 @@ def test_plan_with_an_exhausted_budget_still_writes_a_valid_schedule(capsys, tmp
     assert run(capsys, "check", str(path))[0] == 0
 
 
+def test_simulate_a_schedule_file_and_an_algorithm(capsys, tmp_path):
+    path, picture = tmp_path / "rr.json", tmp_path / "u.png"
+    run(capsys, "plan", "--topology", "two-switch", "--algorithm", "round-robin", "--output", str(path))
+    code, out, _ = run(capsys, "simulate", "--schedule", str(path), "--model", "circuit", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["makespan_s"] == pytest.approx(0.07) and data["ratio_to_bound"] == pytest.approx(6 / 7)
+    code, out, _ = run(capsys, "simulate", "--topology", "two-switch", "--algorithm", "liquid", "--model", "fluid",
+                       "--policy", "frames", "--plot", str(picture), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ratio_to_bound"] == pytest.approx(1.0)
+    assert set(data) >= {"makespan_s", "throughput_Bps", "ratio_to_bound"}
+    assert picture.read_bytes().startswith(b"\x89PNG")
+
+
 def test_check_lists_violations(capsys, tmp_path):
     path = tmp_path / "rr.json"
     run(capsys, "plan", "--topology", "two-switch", "--output", str(path))
@@ -139,6 +153,8 @@ def test_malformed_topology_through_the_cli(case, capsys, tmp_path):
     (["plan", "--topology", "two-switch", "--algorithm", "dsatur", "--time-limit", "1"],
      "--time-limit applies to --algorithm liquid or cpsat, not dsatur"),
     (["plan", "--topology", "two-switch", "--algorithm", "liquid", "--time-limit", "-1"], "must be non-negative"),
+    (["simulate", "--topology", "two-switch"], "give --schedule FILE, or --topology and --algorithm"),
+    (["simulate", "--topology", "two-switch", "--algorithm", "dsatur", "--overhead", "-1"], "overhead must be"),
 ])
 def test_user_errors_are_one_line(capsys, argv, expected):
     try:

@@ -50,8 +50,8 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _add_problem_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--topology", required=True, metavar="NAME|FILE",
+def _add_problem_options(p: argparse.ArgumentParser, topology_required: bool = True) -> None:
+    p.add_argument("--topology", required=topology_required, metavar="NAME|FILE",
                    help=f"a built-in ({', '.join(BUILDERS)}), with parameters as NAME:k=v,..., or a YAML/JSON file")
     p.add_argument("--alloc", type=_allocation, metavar="N0,N1,...",
                    help="use the first N_i hosts of the i-th switch with hosts (paper 000 §7)")
@@ -196,6 +196,43 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from .simulate import simulate
+
+    if args.schedule:
+        if args.topology or args.algorithm:
+            raise InputError("give either --schedule FILE or --topology with --algorithm, not both")
+        schedule = Schedule.load(args.schedule)
+    else:
+        if not (args.topology and args.algorithm):
+            raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
+        net, traffic = _problem(args)
+        schedule = plan(net, traffic, args.algorithm, **({"seed": args.seed} if args.algorithm == "random" else {}))
+    violations = validate(schedule)
+    if violations and args.model != "fluid":
+        raise InputError(f"the schedule is not valid in the liquid model ({violations[0]}); "
+                         "only the fluid model simulates it")
+    prediction = simulate(schedule, args.model, args.policy, args.overhead, bins=200 if args.plot else 0)
+    if args.plot:
+        from .plot import plot_utilisation
+
+        plot_utilisation(schedule, prediction, args.plot)
+    summary = {"algorithm": schedule.info.algorithm, "frames": schedule.length, **prediction.to_dict()}
+    if args.json:
+        _print_json(summary)
+        return 0
+    title = f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm}"
+    table = Table(show_header=False, title=title)
+    table.add_row("model", args.model + (f", {args.policy}" if args.model == "fluid" else ""))
+    table.add_row("makespan", f"{prediction.makespan_s * 1e3:.3f} ms")
+    table.add_row("throughput", _mbps(prediction.throughput_Bps))
+    table.add_row("of the liquid throughput", f"{prediction.ratio_to_bound:.1%}")
+    if args.plot:
+        table.add_row("written", str(args.plot))
+    out.print(table)
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     schedule = Schedule.load(args.schedule)
     violations = validate(schedule)
@@ -279,6 +316,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node-limit", type=int, metavar="N", help="liquid: stop after N search nodes")
     p.add_argument("--plot", metavar="FILE.png", help="draw the schedule: frames against resources")
     p.set_defaults(run=cmd_plan)
+
+    p = sub.add_parser("simulate", help="predict what a schedule achieves: frames, circuit or fluid model")
+    p.add_argument("--schedule", metavar="SCHEDULE.json", help="a schedule file (from plan --output)")
+    _add_problem_options(p, topology_required=False)
+    p.add_argument("--algorithm", choices=list(SCHEDULERS), help="build the schedule with this algorithm")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random algorithm (default 0)")
+    p.add_argument("--model", choices=["frames", "circuit", "fluid"], default="fluid")
+    p.add_argument("--policy", choices=["all-at-once", "frames", "per-sender"], default="all-at-once",
+                   help="fluid model: start all flows at once, frame by frame behind a barrier, or per sender")
+    p.add_argument("--overhead", type=float, default=0.0, metavar="S", help="β added to every frame (default 0)")
+    p.add_argument("--plot", metavar="FILE.png", help="utilisation of every resource over time")
+    p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("check", help="validate a schedule file (exit 0 valid, 1 invalid)")
     p.add_argument("schedule", metavar="SCHEDULE.json")

@@ -50,6 +50,50 @@ def plot_sweep(result: SweepResult, path: str | os.PathLike) -> None:
     _save(fig, path)
 
 
+def _resources_by_load(schedule, in_time: bool = False) -> tuple[list[int], dict[int, float], float]:
+    """Resources the traffic uses, most loaded first, with their loads (transfers, or seconds
+    busy when ``in_time``) and the peak load."""
+    net, traffic = schedule.network, schedule.traffic
+    load: dict[int, float] = {}
+    for t, s in zip(traffic, traffic.resource_sets(net)):
+        for r in s:
+            load[r] = load.get(r, 0) + (t.size_bytes / net.resource_capacity[r] if in_time else 1)
+    peak = max(load.values(), default=0)
+    return sorted(load, key=lambda r: (-load[r], r)), load, peak
+
+
+def _label_rows(ax, net, rows: list[int], load: dict[int, float], peak: float) -> None:
+    """Name the rows when they fit, bottlenecks in red."""
+    if len(rows) > 60:
+        ax.set_yticks([])
+        return
+    ax.set_yticks(range(len(rows)), [net.resources[r] for r in rows], fontsize=7)
+    for label, r in zip(ax.get_yticklabels(), rows):
+        if load[r] >= peak * (1 - 1e-12):
+            label.set_color("tab:red")
+            label.set_fontweight("bold")
+
+
+def plot_utilisation(schedule, prediction, path: str | os.PathLike) -> None:
+    """Busy fraction of every resource the traffic uses (rows, most loaded first, bottlenecks
+    labelled in red) over time (columns), as predicted by a simulation."""
+    net = schedule.network
+    rows, load, peak = _resources_by_load(schedule, in_time=True)
+    grid = prediction.utilisation[rows, :]
+    fig, ax = plt.subplots(figsize=(11, min(12, 2.5 + 0.18 * len(rows))))
+    image = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="viridis", vmin=0, vmax=1,
+                      extent=(0, prediction.makespan_s * 1e3, len(rows) - 0.5, -0.5))
+    fig.colorbar(image, ax=ax, label="busy fraction of capacity")
+    _label_rows(ax, net, rows, load, peak)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel(f"resources ({len(rows)}, most loaded first)")
+    policy = f", {prediction.policy}" if prediction.policy else ""
+    ax.set_title(f"{net.name}: {schedule.traffic.name}, {schedule.info.algorithm} - {prediction.model} model{policy}\n"
+                 f"makespan {prediction.makespan_s * 1e3:.3f} ms, {prediction.ratio_to_bound:.1%} of the liquid throughput")
+    fig.tight_layout()
+    _save(fig, path)
+
+
 def plot_schedule(schedule, path: str | os.PathLike) -> None:
     """A schedule as frames (columns) against the resources its traffic uses (rows): a cell is
     filled when a transfer of that frame crosses that resource. Bottlenecks (resources carrying
@@ -58,12 +102,7 @@ def plot_schedule(schedule, path: str | os.PathLike) -> None:
     net, traffic = schedule.network, schedule.traffic
     index = traffic.index
     sets = traffic.resource_sets(net)
-    load: dict[int, int] = {}
-    for s in sets:
-        for r in s:
-            load[r] = load.get(r, 0) + 1
-    peak = max(load.values(), default=0)
-    rows = sorted(load, key=lambda r: (-load[r], r))
+    rows, load, peak = _resources_by_load(schedule)
     row_of = {r: i for i, r in enumerate(rows)}
     grid = np.zeros((len(rows), max(schedule.length, 1)))
     for f, frame in enumerate(schedule.frames):
@@ -74,14 +113,7 @@ def plot_schedule(schedule, path: str | os.PathLike) -> None:
     height = min(12, 2 + 0.18 * len(rows))
     fig, ax = plt.subplots(figsize=(min(16, 7 + 0.2 * schedule.length), height))
     ax.imshow(grid, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=2)
-    if len(rows) <= 60:
-        ax.set_yticks(range(len(rows)), [net.resources[r] for r in rows], fontsize=7)
-        for label, r in zip(ax.get_yticklabels(), rows):
-            if load[r] == peak:
-                label.set_color("tab:red")
-                label.set_fontweight("bold")
-    else:
-        ax.set_yticks([])
+    _label_rows(ax, net, rows, load, peak)
     bottlenecks = sum(1 for r in rows if load[r] == peak)
     ax.set_ylabel(f"resources ({len(rows)}; {bottlenecks} bottlenecks at the top, red)")
     ax.set_xlabel("frame")

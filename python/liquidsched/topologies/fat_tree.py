@@ -8,12 +8,14 @@ from ..routing import NextHop
 from ._build import cable, hosts, switches
 
 
-def fat_tree(k: int = 4, capacity_Bps: float = 1.25e9, oversubscription: float = 1.0) -> Network:
+def fat_tree(k: int = 4, capacity_Bps: float = 1.25e9, oversubscription: float = 1.0,
+             hosts_per_edge: int = 0) -> Network:
     """A k-ary fat tree: k pods of k/2 edge and k/2 aggregation switches, (k/2)² core switches,
     k/2 hosts per edge switch (k³/4 hosts).
 
     Oversubscription at the edge divides the capacity of the edge-to-aggregation links by
-    ``oversubscription`` (2 gives 2:1). Routing is up/down and deterministic: traffic to edge
+    ``oversubscription`` (2 gives 2:1). ``hosts_per_edge`` (0: k/2) oversubscribes by host count
+    instead: k = 8 with 8 hosts per edge switch is 256 hosts at 2:1. Routing is up/down and deterministic: traffic to edge
     switch ``e{p'}.{j'}`` climbs to aggregation switch ``j' mod k/2`` of its pod and, between
     pods, to core ``(j' mod k/2)·k/2 + (p' mod k/2)``.
 
@@ -30,6 +32,9 @@ def fat_tree(k: int = 4, capacity_Bps: float = 1.25e9, oversubscription: float =
     if oversubscription < 1:
         raise TopologyError(f"fat-tree: oversubscription must be at least 1, got {oversubscription}")
     half = k // 2
+    if hosts_per_edge < 0:
+        raise TopologyError(f"fat-tree: hosts_per_edge must be positive, got {hosts_per_edge}")
+    per_edge = hosts_per_edge or half
     edge = lambda p, j: f"e{p}.{j}"  # noqa: E731
     agg = lambda p, x: f"a{p}.{x}"  # noqa: E731
     core = lambda y: f"c{y}"  # noqa: E731
@@ -43,7 +48,7 @@ def fat_tree(k: int = 4, capacity_Bps: float = 1.25e9, oversubscription: float =
         for j in range(half):
             for x in range(half):
                 links += cable(edge(p, j), agg(p, x), capacity_Bps / oversubscription)
-            for m in range(half):
+            for m in range(per_edge):
                 names.append(f"h{p}.{j}.{m}")
                 links += cable(names[-1], edge(p, j), capacity_Bps)
     table: dict[str, dict[str, str]] = {}
