@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/sweep_t1.py --output $(OUT)/bench-sweep-t1.json
 	$(PY) benchmarks/t1_schedules.py --output $(OUT)/bench-t1-schedules.json --plot $(OUT)/bench-t1-schedules.png \
 		--cpsat-time-limit 10 --jobs 2 --reduction-node-limit 500000
+	$(PY) benchmarks/predict_t1.py --output $(OUT)/predict-t1.json --plot $(OUT)/predict-t1.png
 
 clean:
 	rm -rf $(VENV) target $(OUT)
