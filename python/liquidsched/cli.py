@@ -146,7 +146,7 @@ def _plan_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {"seed": args.seed} if args.algorithm == "random" else {}
     budgets = {"time_limit": ("--time-limit", ("liquid", "cpsat")), "node_limit": ("--node-limit", ("liquid",))}
     for key, (flag, algorithms) in budgets.items():
-        value = getattr(args, key)
+        value = getattr(args, key, None)  # simulate has no budget options
         if value is None:
             continue
         if args.algorithm not in algorithms:
@@ -207,7 +207,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if not (args.topology and args.algorithm):
             raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
         net, traffic = _problem(args)
-        schedule = plan(net, traffic, args.algorithm, **({"seed": args.seed} if args.algorithm == "random" else {}))
+        schedule = plan(net, traffic, args.algorithm, **_plan_options(args))
     violations = validate(schedule)
     if violations and args.model != "fluid":
         raise InputError(f"the schedule is not valid in the liquid model ({violations[0]}); "

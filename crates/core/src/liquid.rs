@@ -139,6 +139,9 @@ struct Traffic {
 
 impl Traffic {
     fn new(paths: &[Vec<u32>], resources: usize) -> CoreResult<Self> {
+        if paths.len() > u32::MAX as usize / 2 {
+            return Err(CoreError::TooLarge(format!("{} transfers", paths.len())));
+        }
         let mut users: Vec<Vec<u32>> = vec![Vec::new(); resources];
         let mut clean = Vec::with_capacity(paths.len());
         for (t, path) in paths.iter().enumerate() {
@@ -155,9 +158,6 @@ impl Traffic {
             }
             clean.push(p);
         }
-        if paths.len() > u32::MAX as usize / 2 {
-            return Err(CoreError::TooLarge(format!("{} transfers", paths.len())));
-        }
         Ok(Traffic {
             words: paths.len().div_ceil(64),
             paths: clean,
@@ -171,6 +171,11 @@ impl Traffic {
 
     fn loads(&self) -> Vec<u32> {
         self.users.iter().map(|u| u.len() as u32).collect()
+    }
+
+    /// Duration Λ: the largest number of transfers on one resource.
+    fn duration(&self) -> u32 {
+        self.users.iter().map(|u| u.len() as u32).max().unwrap_or(0)
     }
 }
 
@@ -729,15 +734,6 @@ fn with_deep_stack<T: Send>(transfers: usize, f: impl FnOnce() -> T + Send) -> C
     })
 }
 
-/// Duration Λ: the largest number of transfers on one resource.
-pub fn duration(paths: &[Vec<u32>], resources: usize) -> CoreResult<u32> {
-    Ok(Traffic::new(paths, resources)?
-        .loads()
-        .into_iter()
-        .max()
-        .unwrap_or(0))
-}
-
 /// Find a liquid schedule of `paths` (each transfer's resource indices, all below `resources`),
 /// or prove there is none and search the optimal length (when `opts.optimize`).
 ///
@@ -767,7 +763,7 @@ fn search_schedule(
     opts: &SearchOptions,
     deadline: Option<Instant>,
 ) -> CoreResult<SearchResult> {
-    let lambda = traffic.loads().into_iter().max().unwrap_or(0);
+    let lambda = traffic.duration();
     let mut search = Search::new(traffic, opts, Mode::Schedule, deadline);
     let mut result = SearchResult {
         frames: Vec::new(),
@@ -873,7 +869,7 @@ pub fn count_full_teams(
     let traffic = Traffic::new(paths, resources)?;
     with_deep_stack(traffic.len(), || {
         let mut search = Search::new(&traffic, opts, Mode::Count, None);
-        let lambda = traffic.loads().into_iter().max().unwrap_or(0);
+        let lambda = traffic.duration();
         let out = search.run(lambda);
         TeamCount {
             teams: search.teams_counted,

@@ -155,14 +155,17 @@ pub fn simulate(problem: &Problem, model: Model, bins: usize) -> CoreResult<Pred
     Ok(prediction)
 }
 
-/// Time a flow needs alone: its latency, then its bytes at the narrowest capacity of its path.
-fn alone_s(problem: &Problem, f: &Flow) -> f64 {
-    let narrowest = f
-        .path
+/// The smallest capacity on a flow's path: its rate when alone.
+fn narrowest_capacity(problem: &Problem, f: &Flow) -> f64 {
+    f.path
         .iter()
         .map(|&r| problem.capacities[r as usize])
-        .fold(f64::INFINITY, f64::min);
-    f.latency_s + f.size_bytes / narrowest
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Time a flow needs alone: its latency, then its bytes at the narrowest capacity of its path.
+fn alone_s(problem: &Problem, f: &Flow) -> f64 {
+    f.latency_s + f.size_bytes / narrowest_capacity(problem, f)
 }
 
 fn frames_model(problem: &Problem) -> Prediction {
@@ -256,11 +259,7 @@ impl Grid {
 fn constant_rate_utilisation(problem: &Problem, p: &Prediction, bins: usize) -> Vec<f64> {
     let mut grid = Grid::new(problem.capacities.len(), bins, p.makespan_s);
     for (i, f) in problem.flows.iter().enumerate() {
-        let narrowest = f
-            .path
-            .iter()
-            .map(|&r| problem.capacities[r as usize])
-            .fold(f64::INFINITY, f64::min);
+        let narrowest = narrowest_capacity(problem, f);
         let data_start = p.start_s[i] + f.latency_s;
         for &r in &f.path {
             grid.add(

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
+from .liquid import check_budget
 
 
 def build_slot_model(paths: list[list[int]], resources: int, slots: int, lower: int):
@@ -63,12 +64,11 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
     >>> s.length, s.info.optimal
     (6, True)
     """
-    if time_limit is not None and (isinstance(time_limit, bool) or not time_limit >= 0):
-        raise InputError(f"time limit must be a non-negative number, got {time_limit!r}")
+    check_budget(time_limit, "time limit")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers must be a positive integer, got {workers!r}")
     paths = traffic.resource_lists(net)
-    lower = frame_lower_bound([set(p) for p in paths])
+    lower = frame_lower_bound(traffic.resource_sets(net))
     greedy = _core.dsatur(paths, len(net.resources))
     model, x, _ = build_slot_model(paths, len(net.resources), len(greedy), lower)
     solver = cp_model.CpSolver()

@@ -20,7 +20,8 @@ from ..traffic import Traffic
 REDUCTIONS = ("blank", "idle", "skeleton", "reduced", "full", "memo", "guided")
 
 
-def _check_budget(value: float | int | None, name: str) -> None:
+def check_budget(value: float | int | None, name: str) -> None:
+    """Refuse a budget that is not a non-negative number (None means no budget)."""
     if value is not None and (isinstance(value, bool) or not value >= 0):
         raise InputError(f"{name} must be a non-negative number, got {value!r}")
 
@@ -59,13 +60,13 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     unknown = set(reductions) - set(REDUCTIONS)
     if unknown:
         raise InputError(f"unknown reduction {sorted(unknown)[0]!r} (known: {', '.join(REDUCTIONS)})")
-    _check_budget(time_limit, "time limit")
-    _check_budget(node_limit, "node limit")
+    check_budget(time_limit, "time limit")
+    check_budget(node_limit, "node limit")
     paths = traffic.resource_lists(net)
     raw = _core.liquid_schedule(paths, len(net.resources), time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
                                 optimize=optimize, **reductions)
-    parameters: dict = {"optimize": optimize, **{k: v for k, v in reductions.items()}}
+    parameters: dict = {"optimize": optimize, **reductions}
     if time_limit is not None:
         parameters["time_limit"] = time_limit
     if node_limit is not None:

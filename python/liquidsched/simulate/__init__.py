@@ -52,16 +52,17 @@ def flows_of(schedule: Schedule) -> tuple[list[list[int]], list[float], list[flo
     net, traffic = schedule.network, schedule.traffic
     lists = traffic.resource_lists(net)
     senders = {h: i for i, h in enumerate(net.senders())}
+    path_latency = [sum(net.links[l].latency_s for l in net.route(t.src, t.dst)) for t in traffic]
     paths, sizes, latencies, who, frames = [], [], [], [], []
     for frame in schedule.frames:
         ids = []
         for piece in frame:
-            t = traffic[traffic.index[piece.transfer]]
+            i = traffic.index[piece.transfer]
             ids.append(len(paths))
-            paths.append(lists[traffic.index[piece.transfer]])
+            paths.append(lists[i])
             sizes.append(float(piece.bytes))
-            latencies.append(sum(net.links[l].latency_s for l in net.route(t.src, t.dst)))
-            who.append(senders[t.src])
+            latencies.append(path_latency[i])
+            who.append(senders[traffic[i].src])
         frames.append(ids)
     return paths, sizes, latencies, who, frames
 
