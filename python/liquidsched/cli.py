@@ -208,11 +208,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
         net, traffic = _problem(args)
         schedule = plan(net, traffic, args.algorithm, **_plan_options(args))
+    if args.backend == "simgrid" and args.plot:
+        raise InputError("--plot needs the utilisation map of the rust backend; SimGrid gives finish times only")
     violations = validate(schedule)
     if violations and args.model != "fluid":
         raise InputError(f"the schedule is not valid in the liquid model ({violations[0]}); "
                          "only the fluid model simulates it")
-    prediction = simulate(schedule, args.model, args.policy, args.overhead, bins=200 if args.plot else 0)
+    prediction = simulate(schedule, args.model, args.policy, args.overhead, bins=200 if args.plot else 0,
+                          backend=args.backend)
     if args.plot:
         from .plot import plot_utilisation
 
@@ -223,7 +226,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return 0
     title = f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm}"
     table = Table(show_header=False, title=title)
-    table.add_row("model", args.model + (f", {args.policy}" if args.model == "fluid" else ""))
+    table.add_row("model", args.model + (f", {args.policy}" if args.model == "fluid" else "")
+                  + (" (SimGrid CM02)" if args.backend == "simgrid" else ""))
     table.add_row("makespan", f"{prediction.makespan_s * 1e3:.3f} ms")
     table.add_row("throughput", _mbps(prediction.throughput_Bps))
     table.add_row("of the liquid throughput", f"{prediction.ratio_to_bound:.1%}")
@@ -297,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME|FILE")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_topology_show)
-    p = tsub.add_parser("export", help="write a topology as a YAML or JSON file")
+    p = tsub.add_parser("export", help="write a topology as YAML, JSON or a SimGrid platform (.xml)")
     p.add_argument("name", metavar="NAME|FILE")
     p.add_argument("--output", required=True, metavar="FILE")
     p.set_defaults(run=cmd_topology_export)
@@ -326,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", choices=["all-at-once", "frames", "per-sender"], default="all-at-once",
                    help="fluid model: start all flows at once, frame by frame behind a barrier, or per sender")
     p.add_argument("--overhead", type=float, default=0.0, metavar="S", help="β added to every frame (default 0)")
+    p.add_argument("--backend", choices=["rust", "simgrid"], default="rust",
+                   help="rust (default) or SimGrid's CM02 model (fluid model; needs python3-simgrid)")
     p.add_argument("--plot", metavar="FILE.png", help="utilisation of every resource over time")
     p.set_defaults(run=cmd_simulate)
 

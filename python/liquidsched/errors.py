@@ -39,6 +39,10 @@ class ProblemTooLargeError(LiquidschedError):
     """The problem is valid but larger than the algorithm accepts."""
 
 
+class BackendError(LiquidschedError):
+    """An external back end (SimGrid, MPI, the emulated network) is missing or failed."""
+
+
 class ScheduleInvalidError(LiquidschedError):
     """A schedule violates the model; ``violations`` lists every problem found."""
 

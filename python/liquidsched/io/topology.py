@@ -28,6 +28,7 @@ network, and saving that again gives the same text.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from ..errors import TopologyError
@@ -46,6 +47,7 @@ from .fields import (
     read_str,
 )
 from .files import read_document, write_document
+from .simgrid import load_platform, save_platform
 
 FORMAT = "liquidsched-topology"
 VERSION = 1
@@ -174,10 +176,21 @@ def _routing_to_dict(routing) -> dict[str, Any]:
 
 
 def load_topology(path: str | os.PathLike) -> Network:
-    """Read a topology file (YAML or JSON)."""
+    """Read a topology file: YAML or JSON, or a SimGrid platform (``.xml``,
+    :mod:`liquidsched.io.simgrid`)."""
+    if _is_platform(path):
+        return load_platform(path)
     return topology_from_dict(read_document(path, E), str(path))
 
 
 def save_topology(net: Network, path: str | os.PathLike) -> None:
-    """Write a topology file (JSON for ``.json``, YAML otherwise), atomically."""
-    write_document(topology_to_dict(net), path)
+    """Write a topology file, atomically: JSON for ``.json``, a SimGrid platform for ``.xml``,
+    YAML otherwise."""
+    if _is_platform(path):
+        save_platform(net, path)
+    else:
+        write_document(topology_to_dict(net), path)
+
+
+def _is_platform(path: str | os.PathLike) -> bool:
+    return Path(path).suffix.lower() == ".xml"

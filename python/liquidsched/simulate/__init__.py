@@ -9,6 +9,7 @@ sender in schedule order.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -22,6 +23,8 @@ from ..schedule import Schedule
 
 MODELS = ("frames", "circuit", "fluid")
 POLICIES = ("all-at-once", "frames", "per-sender")
+#: ``rust``: the simulator of the core; ``simgrid``: SimGrid's CM02 model (fluid only).
+BACKENDS = ("rust", "simgrid")
 
 
 @dataclass
@@ -40,10 +43,15 @@ class Prediction:
     utilisation: np.ndarray = field(repr=False)
     resources: list[str] = field(repr=False)
     rate_updates: int = 0
+    backend: str = "rust"
+    #: wall-clock time of the simulation itself (for SimGrid: its engine's run, platform loading
+    #: and process start excluded)
+    wall_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "policy": self.policy, "makespan_s": self.makespan_s,
-                "throughput_Bps": self.throughput_Bps, "ratio_to_bound": self.ratio_to_bound}
+        return {"model": self.model, "policy": self.policy, "backend": self.backend,
+                "makespan_s": self.makespan_s, "throughput_Bps": self.throughput_Bps,
+                "ratio_to_bound": self.ratio_to_bound}
 
 
 def flows_of(schedule: Schedule) -> tuple[list[list[int]], list[float], list[float], list[int], list[list[int]]]:
@@ -68,7 +76,7 @@ def flows_of(schedule: Schedule) -> tuple[list[list[int]], list[float], list[flo
 
 
 def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-once", overhead_s: float = 0.0,
-             bins: int = 0) -> Prediction:
+             bins: int = 0, backend: str = "rust") -> Prediction:
     """Predict the makespan of ``schedule`` in ``model``.
 
     Parameters
@@ -81,7 +89,10 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     overhead_s
         β added to every frame (frames model, frames policy).
     bins
-        Time bins of the utilisation map (0: none).
+        Time bins of the utilisation map (0: none; the SimGrid back end gives none).
+    backend
+        ``rust`` (the core's simulator) or ``simgrid`` (SimGrid's CM02 model, fluid model only;
+        see :mod:`liquidsched.simulate.simgrid_backend`).
 
     Examples
     --------
@@ -98,19 +109,40 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         raise InputError(f"unknown model {model!r} (available: {', '.join(MODELS)})")
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r} (available: {', '.join(POLICIES)})")
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
     if not overhead_s >= 0:
         raise InputError(f"overhead must be non-negative, got {overhead_s!r}")
-    net, traffic = schedule.network, schedule.traffic
+    net = schedule.network
+    if backend == "simgrid":
+        if model != "fluid":
+            raise InputError(f"the simgrid backend simulates the fluid model, not {model}")
+        from .simgrid_backend import run_simgrid
+
+        raw = run_simgrid(schedule, policy, overhead_s)
+        empty = np.zeros((len(net.resources), 0))
+        return _prediction(schedule, model, policy, max(raw["finish_s"], default=0.0), raw["start_s"],
+                           raw["finish_s"], empty, 0, "simgrid", raw["run_s"])
     paths, sizes, latencies, senders, frames = flows_of(schedule)
+    t0 = time.perf_counter()
     raw = _core.simulate(list(net.resource_capacity), paths, sizes, latencies, senders, frames, model, policy,
                          float(overhead_s), int(bins))
-    makespan = raw["makespan_s"]
+    wall = time.perf_counter() - t0
+    utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
+    return _prediction(schedule, model, policy if model == "fluid" else None, raw["makespan_s"], raw["start_s"],
+                       raw["finish_s"], utilisation, raw["rate_updates"], "rust", wall)
+
+
+def _prediction(schedule: Schedule, model: str, policy: str | None, makespan: float, start: list[float],
+                finish: list[float], utilisation: np.ndarray, rate_updates: int, backend: str,
+                wall_s: float) -> Prediction:
+    """A Prediction from the makespan and the flows' times, with throughput and ratio to the bound."""
+    net, traffic = schedule.network, schedule.traffic
     throughput = traffic.total_bytes / makespan if makespan > 0 else float("inf")
     bound = compute_bound(net, traffic).liquid_throughput_Bps
-    utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
-    return Prediction(model, policy if model == "fluid" else None, makespan, throughput,
-                      float(Fraction(throughput) / bound) if makespan > 0 else 1.0,
-                      raw["start_s"], raw["finish_s"], utilisation, list(net.resources), raw["rate_updates"])
+    ratio = float(Fraction(throughput) / bound) if makespan > 0 else 1.0
+    return Prediction(model, policy, makespan, throughput, ratio, list(start), list(finish), utilisation,
+                      list(net.resources), rate_updates, backend, wall_s)
 
 
-__all__ = ["MODELS", "POLICIES", "Prediction", "flows_of", "simulate"]
+__all__ = ["BACKENDS", "MODELS", "POLICIES", "Prediction", "flows_of", "simulate"]

@@ -20,6 +20,7 @@ from .backbone import backbone
 from .crossbar import crossbar
 from .fat_tree import fat_tree
 from .hierarchical import hierarchical
+from .random_graph import random_network
 from .swiss_t1 import swiss_t1
 from .torus import mesh, torus
 from .two_switch import two_switch
@@ -47,6 +48,7 @@ BUILDERS: dict[str, Builder] = {
         Builder("mesh", mesh, "mesh of routers, dimension-order routing"),
         Builder("crossbar", crossbar, "n hosts on one non-blocking switch"),
         Builder("backbone", backbone, "paper 004: two clusters joined by one backbone link"),
+        Builder("random", random_network, "seeded random switch graph, mixed link kinds and capacities"),
     )
 }
 
@@ -94,17 +96,19 @@ def build_topology(spec: str) -> Network:
 
 
 def resolve_topology(spec: str | os.PathLike) -> Network:
-    """A topology from a file path (YAML or JSON) or a built-in name with parameters."""
+    """A topology from a file path (YAML, JSON or a SimGrid platform) or a built-in name with
+    parameters."""
     from ..io.topology import load_topology
 
     text = str(spec)
     name = text.partition(":")[0]
     if name in BUILDERS:
         return build_topology(text)
-    if Path(text).suffix.lower() in (".yaml", ".yml", ".json") or Path(text).exists():
+    if Path(text).suffix.lower() in (".yaml", ".yml", ".json", ".xml") or Path(text).exists():
         return load_topology(text)
     raise TopologyError(f"unknown topology {name!r}: not a built-in ({', '.join(BUILDERS)}) nor a file")
 
 
 __all__ = ["BUILDERS", "Builder", "build_topology", "resolve_topology", "two_switch", "swiss_t1",
-           "hierarchical", "fat_tree", "torus", "mesh", "crossbar", "backbone"]
+           "hierarchical", "fat_tree", "torus", "mesh", "crossbar", "backbone",
+           "random_network"]

@@ -16,3 +16,8 @@ def switches(names: list[str]) -> list[Node]:
 
 def hosts(names: list[str], role: str = "both") -> list[Node]:
     return [Node(n, HOST, role) for n in names]
+
+
+# Aliases for builders whose parameters are named ``switches`` and ``hosts``.
+switch_nodes = switches
+host_nodes = hosts

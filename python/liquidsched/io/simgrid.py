@@ -1,0 +1,412 @@
+"""SimGrid platform files (XML, version 4.1): export any network, import a Full-routing platform.
+
+The exported platform is one zone with ``routing="Full"``: a ``<host>`` per host, a ``<router>``
+per switch, a ``<link>`` per resource and a ``<route>`` (``symmetrical="NO"``) for every
+sender → receiver pair, self routes included. Links map as follows:
+
+* a shared-duplex pair (both directions on one capacity) is one ``SHARED`` link crossed both ways;
+* two opposite links with the same capacity and latency are one ``SPLITDUPLEX`` link, the first
+  declared direction being ``UP``;
+* any other directed link is a ``SHARED`` link crossed one way only.
+
+Each link carries properties ``src`` and ``dst`` (the ends of its ``UP`` or only direction) and
+``up``/``down`` (the liquidsched link ids of its directions), and hosts that only send or only
+receive carry a ``role`` property, so that importing the file gives back the same links,
+capacities, latencies and routes. A ``<config>`` block selects the model liquidsched's fluid model
+agrees with: CM02 (ideal max-min), without TCP window bound or cross traffic.
+
+Platforms written by hand without those properties import too: link ends are then inferred from
+the routes (a link's tail is where the previous link of a route ends), inferred intermediate
+nodes become switches named ``router-1``, ``router-2``, ..., and host roles follow the routes.
+The contention model — which resources each route crosses, with which capacity — is the file's
+either way.
+
+Examples
+--------
+>>> from liquidsched.topologies import two_switch
+>>> net = two_switch()
+>>> back = network_from_platform(platform_xml(net))
+>>> [back.route(s, d) == net.route(s, d) for s, d in [("t1", "r1"), ("t3", "r5")]]
+[True, True]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from typing import Iterator
+
+from ..errors import TopologyError
+from ..network import HOST, SWITCH, Link, Network, Node
+from ..routing import ExplicitPaths
+from .files import write_atomic
+
+E = TopologyError
+SHARED, SPLITDUPLEX, FATPIPE = "SHARED", "SPLITDUPLEX", "FATPIPE"
+UP, DOWN, NONE = "UP", "DOWN", "NONE"
+#: The SimGrid configuration under which SimGrid's model is liquidsched's fluid model.
+CM02_CONFIG = {"network/model": "CM02", "network/TCP-gamma": "0", "network/crosstraffic": "0"}
+
+_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+             "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
+_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0, "d": 86400.0,
+         "w": 604800.0}
+_VALUE = re.compile(r"^\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+# -- export --------------------------------------------------------------------------------------
+
+
+def _number(x: float) -> str:
+    # repr round-trips a float exactly, and SimGrid reads it with strtod.
+    return repr(float(x))
+
+
+def _simgrid_links(net: Network) -> tuple[list[dict], dict[str, tuple[str, str]]]:
+    """The SimGrid links of ``net``, and for each liquidsched link the (SimGrid id, direction)
+    that carries it."""
+    partner = {a: b for a, b in net.shared_duplex} | {b: a for a, b in net.shared_duplex}
+    carried: dict[str, tuple[str, str]] = {}
+    links: list[dict] = []
+    for lid, link in net.links.items():
+        if lid in carried:
+            continue
+        down = partner.get(lid)
+        policy = SHARED
+        if down is None:
+            opposite = net.link_between(link.dst, link.src)
+            if (opposite is not None and opposite not in carried and opposite not in partner
+                    and net.links[opposite].capacity_Bps == link.capacity_Bps
+                    and net.links[opposite].latency_s == link.latency_s):
+                down, policy = opposite, SPLITDUPLEX
+        sg_id = f"{lid}|{down}" if down is not None else lid
+        carried[lid] = (sg_id, UP if policy == SPLITDUPLEX else NONE)
+        if down is not None:
+            carried[down] = (sg_id, DOWN if policy == SPLITDUPLEX else NONE)
+        links.append({"id": sg_id, "policy": policy, "link": link, "up": lid, "down": down})
+    return links, carried
+
+
+def platform_xml(net: Network, latencies: bool = True) -> str:
+    """The SimGrid platform (XML, version 4.1) of ``net``; see the module doc for the mapping.
+    With ``latencies=False`` every link is written with zero latency."""
+    root = ET.Element("platform", version="4.1")
+    config = ET.SubElement(root, "config")
+    for key, value in CM02_CONFIG.items():
+        ET.SubElement(config, "prop", id=key, value=value)
+    zone = ET.SubElement(root, "zone", id=net.name, routing="Full")
+    if net.description:
+        ET.SubElement(zone, "prop", id="description", value=net.description)
+    for node in net.nodes.values():
+        if node.kind == HOST:
+            host = ET.SubElement(zone, "host", id=node.id, speed="1f")
+            if node.role != "both":
+                ET.SubElement(host, "prop", id="role", value=node.role)
+    for sw in net.switches():
+        ET.SubElement(zone, "router", id=sw)
+    links, carried = _simgrid_links(net)
+    for item in links:
+        link: Link = item["link"]
+        el = ET.SubElement(zone, "link", id=item["id"], bandwidth=_number(link.capacity_Bps) + "Bps",
+                           latency=_number(link.latency_s if latencies else 0.0) + "s", sharing_policy=item["policy"])
+        props = {"src": link.src, "dst": link.dst, "up": item["up"]}
+        if item["down"] is not None:
+            props["down"] = item["down"]
+        for key, value in props.items():
+            ET.SubElement(el, "prop", id=key, value=value)
+    for s in net.senders():
+        for d in net.receivers():
+            route = ET.SubElement(zone, "route", src=s, dst=d, symmetrical="NO")
+            for lid in net.route(s, d):
+                sg_id, direction = carried[lid]
+                attrs = {"id": sg_id} | ({"direction": direction} if direction != NONE else {})
+                ET.SubElement(route, "link_ctn", attrs)
+    ET.indent(root)
+    body = ET.tostring(root, encoding="unicode")
+    return ("<?xml version='1.0'?>\n"
+            '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n' + body + "\n")
+
+
+def save_platform(net: Network, path: str | os.PathLike) -> None:
+    """Write ``net`` as a SimGrid platform file, atomically."""
+    write_atomic(path, platform_xml(net))
+
+
+# -- import --------------------------------------------------------------------------------------
+
+
+def _parse_with_unit(text: str | None, units: dict[str, float], what: str, where: str) -> float:
+    match = _VALUE.match(text or "")
+    if not match:
+        raise E(f"{where}: expected {what}, got {text!r}")
+    number, unit = float(match.group(1)), match.group(2)
+    if unit not in units:
+        raise E(f"{where}: unknown unit {unit!r} in {text!r} (expected {what})")
+    return number * units[unit]
+
+
+_BANDWIDTH = {p + u: f / (8 if u == "bps" else 1) for p, f in _PREFIXES.items() for u in ("Bps", "bps")}
+_BANDWIDTH[""] = 1.0
+
+
+def parse_bandwidth(text: str | None, where: str = "bandwidth") -> float:
+    """A SimGrid bandwidth in bytes/s (``"125MBps"``, ``"1Gbps"``, ``"1GiBps"``; bare: bytes/s).
+
+    Examples
+    --------
+    >>> parse_bandwidth("1Gbps")
+    125000000.0
+    """
+    return _parse_with_unit(text, _BANDWIDTH, "a bandwidth such as 125MBps or 1Gbps", where)
+
+
+def parse_latency(text: str | None, where: str = "latency") -> float:
+    """A SimGrid duration in seconds (``"50us"``, ``"1.5ms"``; bare: seconds).
+
+    Examples
+    --------
+    >>> parse_latency("1.5ms")
+    0.0015
+    """
+    return _parse_with_unit(text, _TIME | {"": 1.0}, "a duration such as 50us or 1ms", where)
+
+
+def _children(el: ET.Element, where: str, allowed: tuple[str, ...]) -> Iterator[ET.Element]:
+    for child in el:
+        if child.tag not in allowed:
+            ident = f" id={child.get('id')!r}" if child.get("id") else ""
+            raise E(f"{where}: <{child.tag}{ident}> is not supported here (liquidsched reads "
+                    f"{', '.join('<' + a + '>' for a in allowed)})")
+        yield child
+
+
+def _props(el: ET.Element, where: str) -> dict[str, str]:
+    return {p.get("id", ""): p.get("value", "") for p in _children(el, where, ("prop",))}
+
+
+def _required(el: ET.Element, attr: str, where: str) -> str:
+    value = el.get(attr)
+    if not value:
+        raise E(f"{where}: missing attribute {attr!r}")
+    return value
+
+
+def network_from_platform(text: str, where: str = "platform") -> Network:
+    """A :class:`Network` from the text of a SimGrid platform with one Full-routing zone.
+
+    Raises
+    ------
+    TopologyError
+        naming ``where`` (the file), the element and what is wrong.
+    """
+    try:
+        return _build_from_platform(text, where)
+    except ET.ParseError as e:
+        line, col = e.position
+        raise E(f"{where}: not valid XML: {str(e).split(':')[0]} at line {line}, column {col + 1}") from None
+
+
+def _build_from_platform(text: str, where: str) -> Network:
+    root = ET.fromstring(text)
+    if root.tag != "platform":
+        raise E(f"{where}: expected a <platform> root element, got <{root.tag}>")
+    version = root.get("version", "")
+    if not version.startswith("4."):
+        raise E(f"{where}: platform version {version!r} is not supported (liquidsched reads 4.x)")
+    zones = [c for c in _children(root, where, ("config", "zone", "AS")) if c.tag != "config"]
+    if len(zones) != 1:
+        raise E(f"{where}: expected exactly one <zone>, found {len(zones)}")
+    zone = zones[0]
+    zwhere = f"{where}: zone {zone.get('id', '')!r}"
+    if zone.get("routing") != "Full":
+        raise E(f"{zwhere}: routing {zone.get('routing')!r} is not supported (liquidsched reads routing=\"Full\")")
+    elements: dict[str, list[ET.Element]] = {t: [] for t in ("prop", "host", "router", "link", "route")}
+    for child in _children(zone, zwhere, tuple(elements)):
+        elements[child.tag].append(child)
+    description = next((p.get("value", "") for p in elements["prop"] if p.get("id") == "description"), "")
+
+    hosts: dict[str, str] = {}
+    for el in elements["host"]:
+        hid = _required(el, "id", f"{zwhere}: <host>")
+        hwhere = f"{zwhere}: host {hid!r}"
+        if hid in hosts:
+            raise E(f"{hwhere}: declared twice")
+        hosts[hid] = _props(el, hwhere).get("role", "")
+    routers = [_required(el, "id", f"{zwhere}: <router>") for el in elements["router"]]
+    links = {}
+    for el in elements["link"]:
+        lid = _required(el, "id", f"{zwhere}: <link>")
+        lwhere = f"{zwhere}: link {lid!r}"
+        if lid in links:
+            raise E(f"{lwhere}: declared twice")
+        policy = el.get("sharing_policy", SHARED)
+        if policy not in (SHARED, SPLITDUPLEX):
+            raise E(f"{lwhere}: sharing_policy {policy!r} is not supported (SHARED or SPLITDUPLEX)")
+        capacity = parse_bandwidth(el.get("bandwidth"), f"{lwhere}: bandwidth")
+        if capacity <= 0:
+            raise E(f"{lwhere}: bandwidth must be positive, got {el.get('bandwidth')!r}")
+        latency = parse_latency(el.get("latency", "0"), f"{lwhere}: latency")
+        links[lid] = {"policy": policy, "capacity": capacity, "latency": latency, "props": _props(el, lwhere)}
+    routes = _read_routes(elements["route"], links, hosts, zwhere)
+    return _assemble(zone.get("id") or "platform", description, hosts, routers, links, routes, zwhere)
+
+
+def _read_routes(elements: list[ET.Element], links: dict, hosts: dict, zwhere: str
+                 ) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Every route as its (SimGrid link, direction) list, the reverse of symmetrical ones added."""
+    routes: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    flip = {UP: DOWN, DOWN: UP, NONE: NONE}
+
+    def add(src: str, dst: str, hops: list[tuple[str, str]], rwhere: str) -> None:
+        if (src, dst) in routes:
+            raise E(f"{rwhere}: a second route from {src} to {dst}")
+        routes[(src, dst)] = hops
+
+    for el in elements:
+        src, dst = _required(el, "src", f"{zwhere}: <route>"), _required(el, "dst", f"{zwhere}: <route>")
+        rwhere = f"{zwhere}: route {src} → {dst}"
+        for end in (src, dst):
+            if end not in hosts:
+                raise E(f"{rwhere}: {end!r} is not a host of the zone (routes join hosts)")
+        hops = []
+        for ctn in _children(el, rwhere, ("link_ctn",)):
+            lid = _required(ctn, "id", f"{rwhere}: <link_ctn>")
+            if lid not in links:
+                raise E(f"{rwhere}: unknown link {lid!r}")
+            direction = ctn.get("direction", NONE)
+            split = links[lid]["policy"] == SPLITDUPLEX
+            if split and direction not in (UP, DOWN):
+                raise E(f"{rwhere}: link {lid!r} is SPLITDUPLEX: its direction must be UP or DOWN")
+            hops.append((lid, direction if split else NONE))
+        if not hops:
+            raise E(f"{rwhere}: the route crosses no link")
+        add(src, dst, hops, rwhere)
+        if el.get("symmetrical", "YES").upper() == "YES" and src != dst:
+            add(dst, src, [(lid, flip[d]) for lid, d in reversed(hops)], rwhere + " (symmetrical)")
+    return routes
+
+
+class _Ends:
+    """Union-find over the ends of links: a named node (host or router) is a string, an unnamed
+    end is ``(link, 0)`` (tail of the ``UP`` direction) or ``(link, 1)``."""
+
+    def __init__(self, zwhere: str) -> None:
+        self.parent: dict[object, object] = {}
+        self.zwhere = zwhere
+
+    def find(self, x: object) -> object:
+        self.parent.setdefault(x, x)
+        root = x
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[x] != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def same(self, a: object, b: object) -> bool:
+        return self.find(a) == self.find(b)
+
+    def union(self, a: object, b: object, why: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        if isinstance(ra, str) and isinstance(rb, str):
+            raise E(f"{self.zwhere}: {why}: nodes {ra!r} and {rb!r} would be the same node")
+        # A named node stays the root, so a class is named by the node it contains.
+        if isinstance(ra, str):
+            ra, rb = rb, ra
+        self.parent[ra] = rb
+
+
+def _walk_routes(ends: _Ends, links: dict, routes: dict) -> tuple[dict, dict]:
+    """Join link ends along every route. Returns the ends crossed by each route (the node after
+    each hop) and the directions of each link that some route uses."""
+    crossed: dict[tuple[str, str], list[object]] = {}
+    used: dict[str, set[str]] = {lid: set() for lid in links}
+    for (src, dst), hops in routes.items():
+        cur: object = src
+        after = []
+        for lid, direction in hops:
+            if direction == NONE:
+                # A SHARED link goes away from the end the route is at; a link first met
+                # from an unknown end is oriented by that first route.
+                direction = DOWN if ends.same(cur, (lid, 1)) and not ends.same(cur, (lid, 0)) else UP
+            tail, head = ((lid, 0), (lid, 1)) if direction == UP else ((lid, 1), (lid, 0))
+            ends.union(cur, tail, f"route {src} → {dst}, link {lid!r}")
+            used[lid].add(direction)
+            cur = head
+            after.append(head)
+        ends.union(cur, dst, f"route {src} → {dst} ends at {dst}")
+        crossed[(src, dst)] = after
+    return crossed, used
+
+
+def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[str], links: dict,
+              routes: dict, zwhere: str) -> Network:
+    ends = _Ends(zwhere)
+    for node in list(hosts) + routers:
+        ends.find(node)
+    for lid, info in links.items():
+        props = info["props"]
+        for k, key in ((0, "src"), (1, "dst")):
+            if key in props:
+                if props[key] not in hosts and props[key] not in routers:
+                    raise E(f"{zwhere}: link {lid!r}: property {key} names an unknown node {props[key]!r}")
+                ends.union((lid, k), props[key], f"link {lid!r}, property {key}")
+    crossed, used = _walk_routes(ends, links, routes)
+
+    names: dict[object, str] = {}
+    taken = set(hosts) | set(routers)
+
+    def node_of(x: object) -> str:
+        root = ends.find(x)
+        if isinstance(root, str):
+            return root
+        if root not in names:
+            k = len(names) + 1
+            while f"router-{k}" in taken:
+                k += 1
+            names[root] = f"router-{k}"
+            taken.add(names[root])
+        return names[root]
+
+    out_links: list[Link] = []
+    shared: list[list[str]] = []
+    for lid, info in links.items():
+        props = info["props"]
+        given = {UP: props.get("up"), DOWN: props.get("down")}
+        dirs = [d for d in (UP, DOWN) if d in used[lid] or given[d] is not None]
+        ids = {}
+        for d in dirs:
+            ids[d] = given[d] or (lid if len(dirs) == 1 else f"{lid}_{d}")
+            tail, head = ((lid, 0), (lid, 1)) if d == UP else ((lid, 1), (lid, 0))
+            out_links.append(Link(ids[d], node_of(tail), node_of(head), info["capacity"], info["latency"],
+                                  origin=f"{zwhere}: link {lid!r} ({d})"))
+        if len(dirs) == 2 and info["policy"] == SHARED:
+            shared.append([ids[UP], ids[DOWN]])
+    senders = {s for s, _ in routes}
+    receivers = {d for _, d in routes}
+    nodes = [Node(h, HOST, role or _role(h in senders, h in receivers), origin=f"{zwhere}: host {h!r}")
+             for h, role in hosts.items()]
+    hosts_linked = {n for l in out_links for n in (l.src, l.dst)} - set(hosts)
+    switches = list(dict.fromkeys(routers + [n for l in out_links for n in (l.src, l.dst) if n in hosts_linked]))
+    nodes += [Node(s, SWITCH) for s in switches]
+    paths = {key: (key[0], *(node_of(x) for x in after)) for key, after in crossed.items()}
+    return Network(nodes, out_links, ExplicitPaths(paths), shared, name=name, description=description)
+
+
+def _role(sends: bool, receives: bool) -> str:
+    return "both" if sends == receives else ("sender" if sends else "receiver")
+
+
+def load_platform(path: str | os.PathLike) -> Network:
+    """Read a SimGrid platform file as a :class:`Network`."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise E(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise E(f"{path}: cannot read: {e}") from None
+    return network_from_platform(text, str(path))

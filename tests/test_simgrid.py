@@ -1,0 +1,193 @@
+"""SimGrid platform files, and the fluid model against SimGrid's CM02 model on random cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import pytest
+
+from liquidsched import RoutingError, TopologyError, build_topology, load_topology, plan, save_topology
+from liquidsched.cli import main
+from liquidsched.errors import BackendError
+from liquidsched.io.simgrid import network_from_platform, parse_bandwidth, parse_latency, platform_xml
+from liquidsched.simulate import POLICIES, simulate
+from liquidsched.simulate import simgrid_backend
+from liquidsched.traffic import random_matrix
+
+from .test_topology_files import SMALL
+
+needs_simgrid = pytest.mark.skipif(
+    not simgrid_backend.simgrid_available() and not os.environ.get("CI"),
+    reason="SimGrid is not installed (CI installs python3-simgrid and runs these)")
+
+
+def same_network(a, b) -> None:
+    """Equal hosts, switches, links, shared-duplex pairs and routes (declaration order aside)."""
+    assert {n.id: (n.kind, n.role) for n in a.nodes.values()} == {n.id: (n.kind, n.role) for n in b.nodes.values()}
+    assert set(a.links.values()) == set(b.links.values())
+    assert {frozenset(p) for p in a.shared_duplex} == {frozenset(p) for p in b.shared_duplex}
+    assert a.senders() and sorted(a.senders()) == sorted(b.senders())
+    assert all(a.route(s, d) == b.route(s, d) for s in a.senders() for d in a.receivers())
+
+
+# -- platform files ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", SMALL.values())
+def test_platform_round_trip_keeps_links_capacities_and_routes(spec, tmp_path):
+    net = build_topology(spec)
+    path = tmp_path / "net.xml"
+    save_topology(net, path)
+    back = load_topology(path)
+    same_network(net, back)
+    assert back.name == net.name and back.description == net.description
+
+
+def test_platform_maps_each_link_kind_to_its_sharing_policy():
+    net = build_topology("random:switches=4,hosts=6,seed=5")
+    text = platform_xml(net)
+    assert net.shared_duplex
+    for a, b in net.shared_duplex:
+        assert f'<link id="{a}|{b}"'.replace(">", "&gt;") in text
+    assert 'sharing_policy="SPLITDUPLEX"' in text and 'sharing_policy="SHARED"' in text
+    assert '<prop id="network/model" value="CM02" />' in text
+
+
+HAND_WRITTEN = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="lab" routing="Full">
+    <host id="a" speed="1Gf"/>
+    <host id="b" speed="1Gf"/>
+    <host id="c" speed="1Gf"/>
+    <router id="sw"/>
+    <link id="la" bandwidth="1Gbps" latency="50us" sharing_policy="SPLITDUPLEX"/>
+    <link id="lb" bandwidth="125MBps" latency="50us" sharing_policy="SPLITDUPLEX"/>
+    <link id="lc" bandwidth="62.5MBps" latency="0.1ms"/>
+    <route src="a" dst="b"><link_ctn id="la" direction="UP"/><link_ctn id="lb" direction="DOWN"/></route>
+    <route src="a" dst="c"><link_ctn id="la" direction="UP"/><link_ctn id="lc"/></route>
+    <route src="b" dst="c"><link_ctn id="lb" direction="UP"/><link_ctn id="lc"/></route>
+  </zone>
+</platform>
+"""
+
+
+def test_hand_written_platform_infers_link_ends_from_symmetrical_routes():
+    net = network_from_platform(HAND_WRITTEN, "lab.xml")
+    # The routes are symmetrical by default: the reverse routes exist and cross the other
+    # direction of the split-duplex links, and the shared link lc both ways.
+    assert net.route("b", "a") == ("lb_UP", "la_DOWN")
+    assert net.route("c", "b") == ("lc_DOWN", "lb_DOWN")
+    assert ["lc_UP", "lc_DOWN"] in [list(p) for p in net.shared_duplex]
+    # Both directions of la go between a and one inferred node: the router of the file.
+    assert net.links["la_UP"].src == "a" and net.links["la_DOWN"].dst == "a"
+    hub = net.links["la_UP"].dst
+    assert {net.links[l].dst for l in ("la_UP", "lb_UP")} == {hub} and net.is_switch(hub)
+    assert net.links["la_UP"].capacity_Bps == 125e6 and net.links["lc_UP"].capacity_Bps == 62.5e6
+    assert net.links["la_UP"].latency_s == pytest.approx(50e-6)
+    # Self routes are not in the file: they go through the host's switch, as everywhere else.
+    assert net.route("a", "a") == ("la_UP", "la_DOWN")
+
+
+@pytest.mark.parametrize("text, unit", [("1Gbps", 125e6), ("125MBps", 125e6), ("1KiBps", 1024.0), ("800", 800.0)])
+def test_bandwidth_units(text, unit):
+    assert parse_bandwidth(text) == pytest.approx(unit)
+
+
+def test_latency_units():
+    assert parse_latency("1.5ms") == pytest.approx(1.5e-3)
+    assert parse_latency("2") == 2.0
+
+
+def replace(old: str, new: str) -> str:
+    assert old in HAND_WRITTEN
+    return HAND_WRITTEN.replace(old, new)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<platform", "not valid XML"),
+    ("<zone id='x' routing='Full'/>", "expected a <platform> root element"),
+    (replace('version="4.1"', 'version="3"'), "version '3' is not supported"),
+    (replace('routing="Full"', 'routing="Floyd"'), "routing 'Floyd' is not supported"),
+    (replace('<router id="sw"/>', '<cluster id="c1"/>'), "<cluster id='c1'> is not supported"),
+    (replace('latency="0.1ms"/>', 'latency="0.1ms" sharing_policy="FATPIPE"/>'), "link 'lc': sharing_policy 'FATPIPE'"),
+    (replace('bandwidth="1Gbps"', 'bandwidth="1Gbit"'), "link 'la': bandwidth: unknown unit 'Gbit'"),
+    (replace('<link_ctn id="lb" direction="DOWN"/>', '<link_ctn id="lx"/>'), "route a → b: unknown link 'lx'"),
+    (replace('<link_ctn id="lb" direction="DOWN"/>', '<link_ctn id="lb"/>'), "link 'lb' is SPLITDUPLEX"),
+    (replace('<route src="a" dst="c">', '<route src="a" dst="sw">'), "'sw' is not a host"),
+])
+def test_bad_platforms_name_the_problem(text, message):
+    with pytest.raises(TopologyError, match=message) as info:
+        network_from_platform(text, "lab.xml")
+    assert str(info.value).startswith("lab.xml")
+
+
+def test_a_platform_missing_a_route_between_a_sender_and_a_receiver():
+    text = replace('<route src="b" dst="c"><link_ctn id="lb" direction="UP"/><link_ctn id="lc"/></route>', "")
+    with pytest.raises(RoutingError, match="no path from b to c"):
+        network_from_platform(text, "lab.xml")
+
+
+# -- agreement with SimGrid ------------------------------------------------------------------------
+
+
+def random_case(seed: int):
+    """A random topology with shared-duplex cables, split-duplex cables and lone links, mixed
+    capacities and latencies, and a random flow set with a schedule to start it by."""
+    rng = random.Random(seed)
+    net = build_topology(f"random:switches={rng.randint(2, 6)},hosts={rng.randint(3, 8)},"
+                         f"extra_cables={rng.randint(0, 3)},seed={seed}")
+    traffic = random_matrix(net, seed=seed, density=rng.choice([0.3, 0.6, 1.0]), min_bytes=1, max_bytes=2_000_000)
+    algorithm = rng.choice(["dsatur", "round-robin", "random"])
+    policy = POLICIES[seed % len(POLICIES)]
+    overhead = rng.choice([0.0, 1e-4]) if policy == "frames" else 0.0
+    return plan(net, traffic, algorithm), policy, overhead
+
+
+@needs_simgrid
+@pytest.mark.parametrize("seed", range(60))
+def test_fluid_model_agrees_with_simgrid_cm02(seed):
+    schedule, policy, overhead = random_case(seed)
+    text = platform_xml(schedule.network)
+    assert 'sharing_policy="SPLITDUPLEX"' in text and schedule.network.shared_duplex
+    ours = simulate(schedule, "fluid", policy, overhead)
+    theirs = simulate(schedule, "fluid", policy, overhead, backend="simgrid")
+    assert ours.makespan_s == pytest.approx(theirs.makespan_s, rel=1e-6)
+    worst = max(abs(a - b) for a, b in zip(ours.finish_s, theirs.finish_s))
+    assert worst <= 1e-6 * ours.makespan_s
+
+
+@needs_simgrid
+def test_simulate_cli_with_the_simgrid_backend(capsys):
+    argv = ["simulate", "--topology", "two-switch", "--algorithm", "round-robin", "--policy", "per-sender", "--json"]
+    assert main(argv + ["--backend", "simgrid"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    assert main(argv) == 0
+    ours = json.loads(capsys.readouterr().out)
+    assert theirs["backend"] == "simgrid" and ours["backend"] == "rust"
+    assert theirs["makespan_s"] == pytest.approx(ours["makespan_s"], rel=1e-9)
+
+
+def test_simgrid_backend_only_for_the_fluid_model(two_switch_net):
+    from liquidsched import half_all_to_all
+
+    rr = plan(two_switch_net, half_all_to_all(two_switch_net), "round-robin")
+    with pytest.raises(Exception, match="fluid model, not circuit"):
+        simulate(rr, "circuit", backend="simgrid")
+    assert main(["simulate", "--topology", "two-switch", "--algorithm", "round-robin", "--backend", "simgrid",
+                 "--plot", "x.png"]) == 2
+
+
+def test_missing_simgrid_is_a_clear_error(two_switch_net, monkeypatch):
+    from liquidsched import half_all_to_all
+
+    monkeypatch.setenv("LIQUIDSCHED_SIMGRID_PYTHON", "/nonexistent/python3")
+    simgrid_backend.simgrid_python.cache_clear()
+    try:
+        rr = plan(two_switch_net, half_all_to_all(two_switch_net), "round-robin")
+        with pytest.raises(BackendError, match="apt-get install python3-simgrid"):
+            simulate(rr, "fluid", backend="simgrid")
+    finally:
+        simgrid_backend.simgrid_python.cache_clear()
