@@ -1,0 +1,143 @@
+"""A schedule as messages between ranks: what every rank sends, receives and waits for.
+
+This part knows nothing of MPI, so it is tested on its own. Ranks are the traffic's hosts in
+network order. Each rank keeps one send buffer (its outgoing transfers, by destination rank then
+transfer) and one receive buffer (its incoming transfers, by source rank then transfer), the
+layout ``MPI_Alltoallv`` needs; a piece is a slice of its transfer's region, the pieces of a
+transfer following each other in schedule order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from ..schedule import Schedule
+
+#: How an exchange is executed.
+MODES = ("frames", "barrier-free", "all-at-once", "alltoallv")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One piece, sent from ``src`` to ``dst`` (ranks) in ``frame``."""
+
+    id: int
+    frame: int
+    transfer: int
+    src: int
+    dst: int
+    #: where the piece is in the sender's and the receiver's buffer
+    send_offset: int
+    recv_offset: int
+    nbytes: int
+    #: the piece's number among the messages from src to dst, in schedule order (its MPI tag)
+    tag: int
+
+
+@dataclass
+class ExchangePlan:
+    """Every rank's view of a schedule."""
+
+    hosts: list[str]
+    messages: list[Message]
+    #: per transfer: (source rank, destination rank, bytes, offset in the send and receive buffers)
+    regions: list[tuple[int, int, int, int, int]]
+    send_bytes: list[int]
+    recv_bytes: list[int]
+    #: barrier-free order: the messages each message waits for (the one before it on each of its
+    #: resources), and the messages that wait for it
+    waits_for: list[list[int]] = field(default_factory=list)
+    successors: list[list[int]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.hosts)
+
+    def counts(self, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``MPI_Alltoallv`` send counts, send displacements, receive counts and receive
+        displacements of ``rank``, in bytes."""
+        sc, rc = np.zeros(self.size, np.int64), np.zeros(self.size, np.int64)
+        sd, rd = np.full(self.size, -1, np.int64), np.full(self.size, -1, np.int64)
+        for src, dst, nbytes, s_off, r_off in self.regions:
+            if src == rank:
+                sc[dst] += nbytes
+                sd[dst] = s_off if sd[dst] < 0 else min(sd[dst], s_off)
+            if dst == rank:
+                rc[src] += nbytes
+                rd[src] = r_off if rd[src] < 0 else min(rd[src], r_off)
+        sd[sd < 0] = 0
+        rd[rd < 0] = 0
+        return sc, sd, rc, rd
+
+
+def exchange_plan(schedule: Schedule) -> ExchangePlan:
+    """The messages of ``schedule``, their buffer places and their barrier-free order.
+
+    Examples
+    --------
+    >>> from liquidsched import plan, build_topology, all_to_all
+    >>> net = build_topology("crossbar:n=3")
+    >>> p = exchange_plan(plan(net, all_to_all(net), "round-robin"))
+    >>> p.hosts, len(p.messages), p.send_bytes
+    (['h1', 'h2', 'h3'], 6, [2000000, 2000000, 2000000])
+    """
+    net, traffic = schedule.network, schedule.traffic
+    used = {h for t in traffic for h in (t.src, t.dst)}
+    hosts = [h for h in net.hosts() if h in used]
+    rank = {h: r for r, h in enumerate(hosts)}
+    order = sorted(range(len(traffic)), key=lambda i: (rank[traffic[i].src], rank[traffic[i].dst], i))
+    send_bytes, recv_bytes = [0] * len(hosts), [0] * len(hosts)
+    send_at, recv_at = [0] * len(traffic), [0] * len(traffic)
+    for i in order:
+        t = traffic[i]
+        send_at[i] = send_bytes[rank[t.src]]
+        send_bytes[rank[t.src]] += t.size_bytes
+    for i in sorted(range(len(traffic)), key=lambda i: (rank[traffic[i].dst], rank[traffic[i].src], i)):
+        t = traffic[i]
+        recv_at[i] = recv_bytes[rank[t.dst]]
+        recv_bytes[rank[t.dst]] += t.size_bytes
+    regions = [(rank[t.src], rank[t.dst], t.size_bytes, send_at[i], recv_at[i]) for i, t in enumerate(traffic)]
+
+    done = [0] * len(traffic)
+    tags: dict[tuple[int, int], int] = {}
+    messages = []
+    for k, frame in enumerate(schedule.frames):
+        for piece in frame:
+            i = traffic.index[piece.transfer]
+            t = traffic[i]
+            pair = (rank[t.src], rank[t.dst])
+            tag = tags.get(pair, 0)
+            tags[pair] = tag + 1
+            messages.append(Message(len(messages), k, i, pair[0], pair[1], send_at[i] + done[i],
+                                    recv_at[i] + done[i], int(piece.bytes), tag))
+            done[i] += int(piece.bytes)
+    for i, t in enumerate(traffic):
+        if done[i] != t.size_bytes:
+            raise InputError(f"transfer {traffic.names[i]}: the schedule sends {done[i]} of its {t.size_bytes} bytes")
+    waits_for, successors = _resource_order(schedule, messages)
+    return ExchangePlan(hosts, messages, regions, send_bytes, recv_bytes, waits_for, successors)
+
+
+def _resource_order(schedule: Schedule, messages: list[Message]) -> tuple[list[list[int]], list[list[int]]]:
+    """Each message waits for the message before it, in schedule order, on each of its resources."""
+    lists = schedule.traffic.resource_lists(schedule.network)
+    last: dict[int, int] = {}
+    waits_for: list[list[int]] = []
+    successors: list[list[int]] = [[] for _ in messages]
+    for m in messages:
+        before = sorted({last[r] for r in lists[m.transfer] if r in last})
+        waits_for.append(before)
+        for p in before:
+            successors[p].append(m.id)
+        for r in lists[m.transfer]:
+            last[r] = m.id
+    return waits_for, successors
+
+
+def pattern(transfer: int, nbytes: int, seed: int = 0) -> np.ndarray:
+    """The bytes transfer ``transfer`` carries: a seeded pseudo-random pattern, so that every
+    receiver can check what it got without being sent the expected data."""
+    return np.random.default_rng([seed, transfer]).integers(0, 256, nbytes, dtype=np.uint8)

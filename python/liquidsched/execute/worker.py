@@ -1,0 +1,182 @@
+"""The program every MPI rank runs: ``python -m liquidsched.execute.worker JOB.json``.
+
+The job names the schedule file, the modes, warm-up and timed runs, and where rank 0 writes the
+results. Every rank builds the same :class:`~liquidsched.execute.plan.ExchangePlan` from the
+schedule file, fills its send buffer with each transfer's pattern and, for every run, exchanges
+and (optionally) checks every received byte.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from mpi4py import MPI
+
+from ..io.files import write_atomic
+from ..schedule import Schedule
+from .plan import ExchangePlan, Message, exchange_plan, pattern
+
+
+class RankExchange:
+    """One rank's buffers and messages, and the four ways of exchanging them."""
+
+    def __init__(self, comm: MPI.Comm, plan: ExchangePlan, seed: int) -> None:
+        self.comm = comm
+        self.notes = comm.Dup()
+        self.plan = plan
+        self.rank = comm.Get_rank()
+        me = self.rank
+        self.send = np.zeros(max(plan.send_bytes[me], 1), np.uint8)
+        self.recv = np.zeros(max(plan.recv_bytes[me], 1), np.uint8)
+        self.expected = np.zeros_like(self.recv)
+        for i, (src, dst, nbytes, s_off, r_off) in enumerate(plan.regions):
+            if src == me:
+                self.send[s_off:s_off + nbytes] = pattern(i, nbytes, seed)
+            if dst == me:
+                self.expected[r_off:r_off + nbytes] = pattern(i, nbytes, seed)
+        self.outgoing = [m for m in plan.messages if m.src == me]
+        self.incoming = [m for m in plan.messages if m.dst == me and m.src != me]
+        frames = 1 + max((m.frame for m in plan.messages), default=-1)
+        self.by_frame: list[tuple[list[Message], list[Message]]] = [([], []) for _ in range(frames)]
+        for m in self.outgoing:
+            self.by_frame[m.frame][0].append(m)
+        for m in self.incoming:
+            self.by_frame[m.frame][1].append(m)
+        self.counts = plan.counts(me)
+
+    # -- the pieces of an exchange ------------------------------------------------------------
+
+    def post_recv(self, m: Message) -> MPI.Request:
+        return self.comm.Irecv([self.recv[m.recv_offset:m.recv_offset + m.nbytes], MPI.BYTE], m.src, m.tag)
+
+    def start_send(self, m: Message) -> MPI.Request | None:
+        """Send ``m``, or copy it when it stays on this rank (MPI does not cross the network
+        for it, whatever the model says)."""
+        data = self.send[m.send_offset:m.send_offset + m.nbytes]
+        if m.dst == self.rank:
+            self.recv[m.recv_offset:m.recv_offset + m.nbytes] = data
+            return None
+        return self.comm.Isend([data, MPI.BYTE], m.dst, m.tag)
+
+    def together(self, sends: list[Message], recvs: list[Message]) -> None:
+        requests = [self.post_recv(m) for m in recvs]
+        requests += [r for r in map(self.start_send, sends) if r is not None]
+        MPI.Request.Waitall(requests)
+
+    # -- the modes ------------------------------------------------------------------------------
+
+    def frames(self) -> None:
+        for k, (sends, recvs) in enumerate(self.by_frame):
+            if k:
+                self.comm.Barrier()
+            self.together(sends, recvs)
+
+    def all_at_once(self) -> None:
+        self.together(self.outgoing, self.incoming)
+
+    def alltoallv(self) -> None:
+        sc, sd, rc, rd = self.counts
+        self.comm.Alltoallv([self.send, (sc, sd), MPI.BYTE], [self.recv, (rc, rd), MPI.BYTE])
+
+    def barrier_free(self) -> None:
+        """Each message starts once the messages before it on each of its resources have been
+        received; their receivers notify its sender point to point."""
+        plan, me = self.plan, self.rank
+        msgs = plan.messages
+        pending = {m.id: len(plan.waits_for[m.id]) for m in self.outgoing}
+        expected_notes = sum(1 for m in self.outgoing for p in plan.waits_for[m.id] if msgs[p].dst != me)
+        note_bufs = [np.zeros(1, np.int64) for _ in range(expected_notes)]
+        requests: list[MPI.Request] = []
+        actions: list[tuple[str, object]] = []
+
+        def watch(request: MPI.Request, what: str, item: object) -> None:
+            requests.append(request)
+            actions.append((what, item))
+
+        def received(p: int) -> None:
+            for s in plan.successors[p]:
+                if msgs[s].src == me:
+                    release(s)
+                else:
+                    note = np.array([s], np.int64)
+                    watch(self.notes.Isend([note, MPI.INT64_T], msgs[s].src, 0), "sent", note)
+
+        def release(s: int) -> None:
+            pending[s] -= 1
+            if pending[s] == 0:
+                start(msgs[s])
+
+        def start(m: Message) -> None:
+            request = self.start_send(m)
+            if request is None:
+                received(m.id)
+            else:
+                watch(request, "sent", m)
+
+        for m in self.incoming:
+            watch(self.post_recv(m), "data", m)
+        for buf in note_bufs:
+            watch(self.notes.Irecv([buf, MPI.INT64_T], MPI.ANY_SOURCE, 0), "note", buf)
+        # Collected first: starting one may release others, which must not start twice.
+        for m in [m for m in self.outgoing if pending[m.id] == 0]:
+            start(m)
+        while requests:
+            k = MPI.Request.Waitany(requests)
+            what, item = actions[k]
+            requests[k], actions[k] = requests[-1], actions[-1]
+            requests.pop()
+            actions.pop()
+            if what == "data":
+                received(item.id)  # type: ignore[attr-defined]
+            elif what == "note":
+                release(int(item[0]))  # type: ignore[index]
+
+    def run(self, mode: str) -> None:
+        {"frames": self.frames, "all-at-once": self.all_at_once, "alltoallv": self.alltoallv,
+         "barrier-free": self.barrier_free}[mode]()
+
+    def verified(self) -> bool:
+        return bool(np.array_equal(self.recv, self.expected))
+
+
+def timed_runs(ex: RankExchange, mode: str, warmup: int, repeats: int, verify: bool) -> dict:
+    """Warm-up runs, then timed runs: each the slowest rank's time from a common barrier."""
+    comm = ex.comm
+    times, ok = [], True
+    for k in range(warmup + repeats):
+        if verify:
+            ex.recv[:] = 0
+        comm.Barrier()
+        t0 = MPI.Wtime()
+        ex.run(mode)
+        elapsed = comm.allreduce(MPI.Wtime() - t0, op=MPI.MAX)
+        if k >= warmup:
+            times.append(elapsed)
+        if verify:
+            ok = comm.allreduce(ex.verified(), op=MPI.LAND) and ok
+    return {"times_s": times, "verified": ok if verify else None}
+
+
+def main() -> None:
+    job = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    comm = MPI.COMM_WORLD
+    plan = exchange_plan(Schedule.load(job["schedule"]))
+    if comm.Get_size() != plan.size:
+        if comm.Get_rank() == 0:
+            sys.stderr.write(f"liquidsched worker: {comm.Get_size()} ranks for {plan.size} hosts\n")
+        comm.Abort(2)
+    ex = RankExchange(comm, plan, job.get("seed", 0))
+    started = time.time()
+    results = {mode: timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"]) for mode in job["modes"]}
+    if comm.Get_rank() == 0:
+        out = {"hosts": plan.hosts, "ranks": comm.Get_size(), "modes": results,
+               "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "started": started}
+        write_atomic(job["output"], json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
