@@ -196,18 +196,30 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
-    from .simulate import simulate
-
+def schedule_from_args(args: argparse.Namespace) -> Schedule:
+    """The schedule of ``--schedule FILE``, or built by ``--algorithm`` for ``--topology``."""
     if args.schedule:
         if args.topology or args.algorithm:
             raise InputError("give either --schedule FILE or --topology with --algorithm, not both")
-        schedule = Schedule.load(args.schedule)
-    else:
-        if not (args.topology and args.algorithm):
-            raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
-        net, traffic = _problem(args)
-        schedule = plan(net, traffic, args.algorithm, **_plan_options(args))
+        return Schedule.load(args.schedule)
+    if not (args.topology and args.algorithm):
+        raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
+    net, traffic = _problem(args)
+    return plan(net, traffic, args.algorithm, **_plan_options(args))
+
+
+def add_schedule_options(p: argparse.ArgumentParser) -> None:
+    """``--schedule FILE`` or the problem options with ``--algorithm``."""
+    p.add_argument("--schedule", metavar="SCHEDULE.json", help="a schedule file (from plan --output)")
+    _add_problem_options(p, topology_required=False)
+    p.add_argument("--algorithm", choices=list(SCHEDULERS), help="build the schedule with this algorithm")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random algorithm (default 0)")
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from .simulate import simulate
+
+    schedule = schedule_from_args(args)
     if args.backend == "simgrid" and args.plot:
         raise InputError("--plot needs the utilisation map of the rust backend; SimGrid gives finish times only")
     violations = validate(schedule)
@@ -322,10 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_plan)
 
     p = sub.add_parser("simulate", help="predict what a schedule achieves: frames, circuit or fluid model")
-    p.add_argument("--schedule", metavar="SCHEDULE.json", help="a schedule file (from plan --output)")
-    _add_problem_options(p, topology_required=False)
-    p.add_argument("--algorithm", choices=list(SCHEDULERS), help="build the schedule with this algorithm")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random algorithm (default 0)")
+    add_schedule_options(p)
     p.add_argument("--model", choices=["frames", "circuit", "fluid"], default="fluid")
     p.add_argument("--policy", choices=["all-at-once", "frames", "per-sender"], default="all-at-once",
                    help="fluid model: start all flows at once, frame by frame behind a barrier, or per sender")
@@ -334,6 +343,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rust (default) or SimGrid's CM02 model (fluid model; needs python3-simgrid)")
     p.add_argument("--plot", metavar="FILE.png", help="utilisation of every resource over time")
     p.set_defaults(run=cmd_simulate)
+
+    from .cli_execute import add_execute_parsers
+
+    add_execute_parsers(sub)
 
     p = sub.add_parser("check", help="validate a schedule file (exit 0 valid, 1 invalid)")
     p.add_argument("schedule", metavar="SCHEDULE.json")

@@ -91,16 +91,17 @@ def find_mpiexec() -> str:
 
 
 def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = None,
-                    mpiexec: str | None = None) -> list[str]:
+                    mpiexec: str | None = None, extra_args: Sequence[str] = ()) -> list[str]:
     """The command that starts one worker per rank; with ``namespaces``, rank ``r`` runs inside
-    network namespace ``namespaces[r]`` (MPMD form, one ``-n 1`` block per rank)."""
+    network namespace ``namespaces[r]`` (MPMD form, one ``-n 1`` block per rank). ``extra_args``
+    go to ``mpiexec`` first (a host file on a cluster)."""
     mpiexec = mpiexec or find_mpiexec()
     worker = [sys.executable, "-m", "liquidsched.execute.worker", job]
     if namespaces is None:
-        return [mpiexec, "-n", str(ranks), *worker]
+        return [mpiexec, *extra_args, "-n", str(ranks), *worker]
     if len(namespaces) != ranks:
         raise InputError(f"{ranks} ranks but {len(namespaces)} namespaces")
-    cmd = [mpiexec]
+    cmd = [mpiexec, *extra_args]
     for r, ns in enumerate(namespaces):
         env = [arg for k, v in NAMESPACE_ENV.items() for arg in ("-env", k, v)]
         cmd += [*([":"] if r else []), "-n", "1", *env, "ip", "netns", "exec", ns, *worker]
@@ -109,7 +110,7 @@ def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = Non
 
 def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int = 5, warmup: int = 1,
                  verify: bool = True, namespaces: Sequence[str] | None = None, seed: int = 0,
-                 timeout_s: float = 600.0) -> ExchangeResult:
+                 timeout_s: float = 600.0, mpiexec_args: Sequence[str] = ()) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
     Parameters
@@ -122,6 +123,9 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
         Check every received byte of every run.
     namespaces
         Run rank ``r`` inside this network namespace (an emulated network's host ``r``).
+    mpiexec_args
+        Further ``mpiexec`` arguments (on a cluster, its host file: rank ``r`` must land on the
+        machine that plays host ``r``, the traffic's hosts being taken in network order).
 
     Raises
     ------
@@ -143,7 +147,7 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
         Path(job_path).write_text(json.dumps({"schedule": sched_path, "modes": list(modes), "repeats": repeats,
                                               "warmup": warmup, "verify": verify, "seed": seed,
                                               "output": out_path}), encoding="utf-8")
-        cmd = mpiexec_command(plan.size, job_path, namespaces)
+        cmd = mpiexec_command(plan.size, job_path, namespaces, extra_args=mpiexec_args)
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
