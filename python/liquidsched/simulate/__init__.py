@@ -84,7 +84,8 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     model
         ``frames``, ``circuit`` or ``fluid``.
     policy
-        When fluid flows start: ``all-at-once``, ``frames`` (barrier between frames) or
+        When fluid flows start: ``all-at-once`` (every transfer whole, at once: the
+        schedule's pieces and order do not matter), ``frames`` (barrier between frames) or
         ``per-sender`` (each sender in schedule order, no barrier). Ignored by the other models.
     overhead_s
         β added to every frame (frames model, frames policy).
@@ -113,6 +114,8 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         raise InputError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
     if not overhead_s >= 0:
         raise InputError(f"overhead must be non-negative, got {overhead_s!r}")
+    if model == "fluid" and policy == "all-at-once":
+        schedule = whole_transfers(schedule)
     net = schedule.network
     if backend == "simgrid":
         if model != "fluid":
@@ -131,6 +134,15 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
     return _prediction(schedule, model, policy if model == "fluid" else None, raw["makespan_s"], raw["start_s"],
                        raw["finish_s"], utilisation, raw["rate_updates"], "rust", wall)
+
+
+def whole_transfers(schedule: Schedule) -> Schedule:
+    """The schedule's transfers whole, in one frame: what "all at once" sends, whatever pieces
+    and order the schedule had (two pieces of one transfer are one connection, not two)."""
+    if all(p.bytes == schedule.traffic[schedule.traffic.index[p.transfer]].size_bytes
+           for frame in schedule.frames for p in frame):
+        return schedule
+    return Schedule.from_indices(schedule.network, schedule.traffic, [range(len(schedule.traffic))], schedule.info)
 
 
 def _prediction(schedule: Schedule, model: str, policy: str | None, makespan: float, start: list[float],
