@@ -7,7 +7,7 @@ LS      = $(VENV)/bin/liquidsched
 OUT    ?= out
 STAMP   = $(VENV)/.installed
 
-.PHONY: install demo test test-rust test-python bench clean
+.PHONY: install demo test test-rust test-python bench bench-emulated clean
 
 install: $(STAMP)
 
@@ -47,6 +47,10 @@ bench: $(STAMP)
 		--cpsat-time-limit 10 --jobs 2 --reduction-node-limit 500000
 	$(PY) benchmarks/predict_t1.py --output $(OUT)/predict-t1.json --plot $(OUT)/predict-t1.png
 	taskset -c 0 $(PY) benchmarks/simgrid_compare.py --output $(OUT)/simgrid-compare.json --plot $(OUT)/simgrid-compare.png
+
+bench-emulated: $(STAMP)
+	@mkdir -p $(OUT)
+	$(PY) benchmarks/emulated_exchange.py --output $(OUT)/emulated-exchange.json --plot $(OUT)/emulated-exchange.png
 
 clean:
 	rm -rf $(VENV) target $(OUT)
