@@ -20,12 +20,10 @@ liquid and round-robin). Each at least ``--repeats`` timed runs after a warm-up;
 
 from __future__ import annotations
 
-import argparse
 import os
-import statistics
 
+from common import benchmark_parser, progress_bar
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from liquidsched import build_topology, plan
@@ -81,11 +79,8 @@ def measure(label: str, runs: list[tuple[str, Schedule, str]], repeats: int, pre
         receivers = [h for h in hosts if net.nodes[h].receives and h != senders[0]]
         record["single_flow"] = single_flow_check(emu, senders[0], receivers[-1], seconds=0.5)
         for name, schedule, mode in runs:
-            from liquidsched.execute.plan import exchange_plan
-
-            ranks = [emu.namespace[h] for h in exchange_plan(schedule).hosts]
-            result = run_exchange(schedule, [mode], repeats=repeats, warmup=1, verify=True, namespaces=ranks,
-                                  seed=1)
+            result = run_exchange(schedule, [mode], repeats=repeats, warmup=1, verify=True,
+                                  namespaces=emu.namespace, seed=1)
             m = result.modes[0]
             predicted = simulate(schedule, *PREDICTION_OF_MODE[mode])
             record["strategies"].append({
@@ -118,9 +113,7 @@ def plot(records: list[dict], path: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", required=True, metavar="FILE.json")
-    parser.add_argument("--plot", metavar="FILE.png")
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--prefix", default="lsqbench")
     args = parser.parse_args()
@@ -128,8 +121,7 @@ def main() -> None:
         raise SystemExit("the emulated networks need root")
     todo = experiments()
     records = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with progress_bar("{task.description}") as progress:
         task = progress.add_task("runs", total=sum(len(runs) for _, runs in todo))
         for label, runs in todo:
             records.append(measure(label, runs, args.repeats, args.prefix, progress, task))

@@ -9,12 +9,11 @@ model (max-min sharing, each sender in schedule order without barriers, and all 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
+from common import benchmark_parser, progress_bar
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from liquidsched import compute_bound, plan
@@ -62,14 +61,11 @@ def plot(records: list[dict], path: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", required=True, metavar="FILE.json")
-    parser.add_argument("--plot", metavar="FILE.png")
+    parser = benchmark_parser(__doc__)
     args = parser.parse_args()
     classes = run_sweep(build_topology("swiss-t1")).classes
     records = []
-    columns = (TextColumn("classes"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with progress_bar("classes") as progress:
         for c in progress.track(classes):
             records.append(predict_class(list(c.allocation)))
     table = Table("round-robin model", "median ratio to liquid", "min", "max", "median time",

@@ -13,13 +13,12 @@ figures.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
 
+from common import benchmark_parser, progress_bar
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from liquidsched import plan
@@ -90,9 +89,7 @@ def plot(records: list[dict], path: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", required=True, metavar="FILE.json")
-    parser.add_argument("--plot", metavar="FILE.png")
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--random-cases", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=3, help="runs of the core per case (median)")
     args = parser.parse_args()
@@ -100,8 +97,7 @@ def main() -> None:
         raise SystemExit("SimGrid is not installed: apt-get install python3-simgrid")
     todo = list(cases(args.random_cases))
     records = []
-    columns = (TextColumn("cases"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with progress_bar("cases") as progress:
         for label, schedule, policy, overhead in progress.track(todo):
             records.append(compare(label, schedule, policy, overhead, args.repeat))
     small = [r for r in records if r["case"].startswith("random case")]

@@ -10,7 +10,6 @@ classes run at once on two CPUs.
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import platform
@@ -18,8 +17,8 @@ import statistics
 import time
 from typing import Any
 
+from common import benchmark_parser, progress_bar
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from liquidsched import _core, plan, validate
@@ -124,9 +123,8 @@ def run_pool(label: str, fn, jobs: list, workers: int) -> list:
     for i in range(workers):
         queue.put(cpus[i % len(cpus)])
     results = []
-    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with multiprocessing.Pool(workers, initializer=pin_to_cpu, initargs=(queue,)) as pool, \
-            Progress(*columns, console=err, transient=True) as progress:
+            progress_bar(label, err) as progress:
         task = progress.add_task(label, total=len(jobs))
         for result in pool.imap_unordered(fn, jobs):
             results.append(result)
@@ -272,9 +270,7 @@ def plot(records: list[dict], path: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", required=True, metavar="FILE.json")
-    parser.add_argument("--plot", metavar="FILE.png")
+    parser = benchmark_parser(__doc__)
     parser.add_argument("--cpsat-time-limit", type=float, default=30.0, metavar="S")
     parser.add_argument("--skip-cpsat", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)

@@ -58,15 +58,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     schedule = schedule_from_args(args)
     with emulated_hosts(schedule, args.emulate, args.prefix) as namespace:
-        hosts = None
         if namespace is not None:
-            from .execute.plan import exchange_plan
-
-            hosts = [namespace[h] for h in exchange_plan(schedule).hosts]
             err.print(f"emulated network up: {len(namespace)} namespaces")
         err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers: "
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {args.repeats} timed runs each")
-        result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, hosts,
+        result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
                               mpiexec_args=args.mpiexec_args.split() if args.mpiexec_args else ())
     predicted = predictions(schedule, args.modes)
     report = result.to_dict() | {"predicted_ratio_to_bound": predicted,

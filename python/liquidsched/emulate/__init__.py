@@ -26,7 +26,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from ..errors import BackendError, InputError, TopologyError
 from ..io.topology import topology_from_dict, topology_to_dict
@@ -122,7 +122,7 @@ def plan_emulation(net: Network, prefix: str = DEFAULT_PREFIX) -> EmulationPlan:
         else:
             c.b_to_a = lid
     plan = EmulationPlan(prefix, net, namespace, address, list(cables.values()), {n: {} for n in nodes})
-    _add_routes(plan, {key: c for key, c in cables.items()})
+    _add_routes(plan, cables)
     return plan
 
 
@@ -446,7 +446,3 @@ def wait_for(predicate, timeout_s: float, step_s: float = 0.05) -> bool:
 __all__ = ["DEFAULT_PREFIX", "Cable", "Emulation", "EmulationPlan", "down", "existing", "link_counters",
            "load_state", "plan_emulation", "send_bytes", "single_flow_check", "up"]
 
-
-def iter_namespaces(plan: EmulationPlan, hosts: Sequence[str]) -> Iterator[str]:
-    """The namespaces of ``hosts``, in order (the ranks of an MPI run)."""
-    return (plan.namespace[h] for h in hosts)

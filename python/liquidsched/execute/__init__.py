@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..bounds import compute_bound
 from ..errors import BackendError, InputError
@@ -109,7 +109,7 @@ def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = Non
 
 
 def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int = 5, warmup: int = 1,
-                 verify: bool = True, namespaces: Sequence[str] | None = None, seed: int = 0,
+                 verify: bool = True, namespaces: Mapping[str, str] | None = None, seed: int = 0,
                  timeout_s: float = 600.0, mpiexec_args: Sequence[str] = ()) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
@@ -122,7 +122,8 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
     verify
         Check every received byte of every run.
     namespaces
-        Run rank ``r`` inside this network namespace (an emulated network's host ``r``).
+        The network namespace of each host (an emulated network's): each rank runs in its
+        host's.
     mpiexec_args
         Further ``mpiexec`` arguments (on a cluster, its host file: rank ``r`` must land on the
         machine that plays host ``r``, the traffic's hosts being taken in network order).
@@ -147,7 +148,8 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
         Path(job_path).write_text(json.dumps({"schedule": sched_path, "modes": list(modes), "repeats": repeats,
                                               "warmup": warmup, "verify": verify, "seed": seed,
                                               "output": out_path}), encoding="utf-8")
-        cmd = mpiexec_command(plan.size, job_path, namespaces, extra_args=mpiexec_args)
+        ranks = None if namespaces is None else [namespaces[h] for h in plan.hosts]
+        cmd = mpiexec_command(plan.size, job_path, ranks, extra_args=mpiexec_args)
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:
