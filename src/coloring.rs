@@ -5,10 +5,17 @@ use pyo3::prelude::*;
 use crate::to_py_err;
 
 /// DSatur colouring: `paths[t]` lists the resource indices of transfer `t` (all below
-/// `resources`); returns the frames as lists of transfer indices.
+/// `resources`), `slots[r]` the transfers resource `r` carries at once (empty: one each);
+/// returns the frames as lists of transfer indices.
 #[pyfunction]
-fn dsatur(py: Python<'_>, paths: Vec<Vec<u32>>, resources: usize) -> PyResult<Vec<Vec<u32>>> {
-    let result = py.detach(|| liquidsched_core::coloring::dsatur(&paths, resources));
+#[pyo3(signature = (paths, resources, *, slots=Vec::new()))]
+fn dsatur(
+    py: Python<'_>,
+    paths: Vec<Vec<u32>>,
+    resources: usize,
+    slots: Vec<u32>,
+) -> PyResult<Vec<Vec<u32>>> {
+    let result = py.detach(|| liquidsched_core::coloring::dsatur(&paths, resources, &slots));
     result.map_err(|e| to_py_err(py, e))
 }
 

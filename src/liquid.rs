@@ -7,17 +7,19 @@ use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
 
 use crate::to_py_err;
 
-/// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`. Returns a
+/// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`, `slots[r]`
+/// the transfers resource `r` carries at once (empty: one each). Returns a
 /// dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
 /// `memo_hits`, `stopped_by` (None, "nodes" or "time") and `source`.
 #[pyfunction]
-#[pyo3(signature = (paths, resources, *, blank=true, idle=true, skeleton=true, reduced=true, full=true,
+#[pyo3(signature = (paths, resources, *, slots=Vec::new(), blank=true, idle=true, skeleton=true, reduced=true, full=true,
                     memo=true, guided=true, optimize=true, node_limit=None, time_limit=None))]
 #[allow(clippy::too_many_arguments)]
 fn liquid_schedule<'py>(
     py: Python<'py>,
     paths: Vec<Vec<u32>>,
     resources: usize,
+    slots: Vec<u32>,
     blank: bool,
     idle: bool,
     skeleton: bool,
@@ -43,7 +45,7 @@ fn liquid_schedule<'py>(
         ..SearchOptions::default()
     };
     let r = py
-        .detach(|| liquid::liquid_schedule(&paths, resources, &opts))
+        .detach(|| liquid::liquid_schedule(&paths, resources, &slots, &opts))
         .map_err(|e| to_py_err(py, e))?;
     let d = PyDict::new(py);
     d.set_item("frames", r.frames)?;
@@ -75,12 +77,13 @@ fn liquid_schedule<'py>(
 /// Count the full teams of a traffic and the category nodes explored to enumerate them, with
 /// the given reductions. Returns `(teams, nodes, complete)`.
 #[pyfunction]
-#[pyo3(signature = (paths, resources, *, blank=true, idle=true, skeleton=true, guided=false, node_limit=None))]
+#[pyo3(signature = (paths, resources, *, slots=Vec::new(), blank=true, idle=true, skeleton=true, guided=false, node_limit=None))]
 #[allow(clippy::too_many_arguments)]
 fn count_full_teams(
     py: Python<'_>,
     paths: Vec<Vec<u32>>,
     resources: usize,
+    slots: Vec<u32>,
     blank: bool,
     idle: bool,
     skeleton: bool,
@@ -99,7 +102,7 @@ fn count_full_teams(
         ..SearchOptions::default()
     };
     let c = py
-        .detach(|| liquid::count_full_teams(&paths, resources, &opts))
+        .detach(|| liquid::count_full_teams(&paths, resources, &slots, &opts))
         .map_err(|e| to_py_err(py, e))?;
     Ok((c.teams, c.nodes, c.complete))
 }

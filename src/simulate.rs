@@ -24,10 +24,11 @@ fn model_of(model: &str, policy: &str) -> PyResult<Model> {
 }
 
 /// Simulate a schedule: `paths[i]`, `sizes[i]`, `latencies[i]`, `senders[i]` describe flow
-/// `i`; `frames` lists flow indices in schedule order. Returns a dict with `makespan_s`,
+/// `i`; `frames` lists flow indices in schedule order; `slots[r]` is the slot count of
+/// resource `r` (empty: one each). Returns a dict with `makespan_s`,
 /// `start_s`, `finish_s`, `utilisation` (resources × bins, flat), `bins`, `rate_updates`.
 #[pyfunction]
-#[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0))]
+#[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0, slots=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -41,6 +42,7 @@ fn simulate<'py>(
     policy: &str,
     overhead_s: f64,
     bins: usize,
+    slots: Vec<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let model = model_of(model, policy)?;
     let n = paths.len();
@@ -63,6 +65,7 @@ fn simulate<'py>(
         .collect();
     let problem = Problem {
         capacities,
+        slots,
         flows,
         frames,
         overhead_s,

@@ -9,12 +9,17 @@ from liquidsched.network import HOST, SWITCH, Link, Network, Node
 from liquidsched.routing import ShortestPath
 from liquidsched.traffic import Traffic, Transfer
 
-CAPACITIES = [100.0, 200.0, 300.0]
+#: Capacities 1 to 4 times the smallest (the port rate when a host link has it): links with more
+#: than one slot.
+CAPACITIES = [100.0, 200.0, 300.0, 400.0]
 
 
 @st.composite
-def networks(draw, max_switches: int = 4, max_hosts: int = 6, roles: bool = True, shared: bool = True) -> Network:
-    """A connected switch graph (a random tree plus extra cables), hosts on random switches."""
+def networks(draw, max_switches: int = 4, max_hosts: int = 6, roles: bool = True, shared: bool = True,
+             explicit_slots: bool = True) -> Network:
+    """A connected switch graph (a random tree plus extra cables), hosts on random switches;
+    capacities all equal or 1–4 times the smallest, some shared-duplex cables, and (with
+    ``explicit_slots``) some cables whose slots are set rather than derived."""
     n_sw = draw(st.integers(1, max_switches))
     sws = [f"s{i}" for i in range(n_sw)]
     cables = {(draw(st.integers(0, i - 1)), i) for i in range(1, n_sw)}
@@ -25,7 +30,8 @@ def networks(draw, max_switches: int = 4, max_hosts: int = 6, roles: bool = True
     links, shared_pairs = [], []
     for a, b in sorted(cables):
         c = cap()
-        links += [Link(f"s{a}>s{b}", f"s{a}", f"s{b}", c), Link(f"s{b}>s{a}", f"s{b}", f"s{a}", c)]
+        k = draw(st.sampled_from([None, None, 1, 2, 3])) if explicit_slots else None
+        links += [Link(f"s{a}>s{b}", f"s{a}", f"s{b}", c, slots=k), Link(f"s{b}>s{a}", f"s{b}", f"s{a}", c, slots=k)]
         if shared and draw(st.booleans()):
             shared_pairs.append((f"s{a}>s{b}", f"s{b}>s{a}"))
     n_hosts = draw(st.integers(2, max_hosts))

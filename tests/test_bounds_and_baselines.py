@@ -7,11 +7,12 @@ from fractions import Fraction
 import pytest
 from hypothesis import assume, given, settings
 
-from liquidsched import compute_bound, half_all_to_all, plan
+from liquidsched import compute_bound, half_all_to_all, plan, validate
 from liquidsched.network import Link, Network, Node
 from liquidsched.schedulers.baselines import round_robin_steps
 from liquidsched.traffic import Traffic, Transfer, all_to_all, allocation_hosts
 
+from .brute_force import optimal_length
 from .strategies import problems
 
 
@@ -56,7 +57,12 @@ def test_heterogeneous_bound_is_exact():
     b = compute_bound(net, Traffic([Transfer("h1", "h2", 5), Transfer("h3", "h2", 7)]))
     assert b.duration_s == Fraction(12, 2)  # s>h2 carries 12 bytes at 2 B/s
     assert b.bottlenecks == ["s>h2"] and not b.uniform
-    assert b.liquid_throughput_Bps == 2 and b.frame_lower_bound == 2
+    assert b.liquid_throughput_Bps == 2
+    # The port rate is 1 B/s (s>h1, h2>s): s>h2 has 2 slots and takes both transfers in one
+    # frame, each at a slot rate of 1 B/s; the frame lasts as long as the 7-byte one.
+    assert b.slots == {"h1>s": 3, "s>h2": 2, "h3>s": 10}
+    assert b.frame_lower_bound == 1 and b.frame_bound_time_s == 7
+    assert b.slot_model_gap_s == 1 and b.frame_bound_ratio == Fraction(6, 7)
 
 
 def test_t1_half_all_to_all_counts(t1_net):
@@ -107,18 +113,6 @@ def test_dsatur_on_the_papers_examples(two_switch_net, t1_net):
     assert s.length >= 48 and s.info.lower_bound == 48
 
 
-def chromatic_number(conflicts: list[set[int]]) -> int:
-    """Fewest colours of the conflict graph, by trying every colouring with k colours."""
-    import itertools
-
-    n = len(conflicts)
-    for k in range(1, n + 1):
-        for colouring in itertools.product(range(k), repeat=n):
-            if all(colouring[u] != colouring[v] for u in range(n) for v in conflicts[u]):
-                return k
-    return n
-
-
 @settings(max_examples=60, deadline=None)
 @given(problems())
 def test_dsatur_against_brute_force_colouring(problem):
@@ -127,5 +121,7 @@ def test_dsatur_against_brute_force_colouring(problem):
     sets = traffic.resource_sets(net)
     conflicts = [{v for v in range(len(sets)) if v != u and sets[u] & sets[v]} for u in range(len(sets))]
     s = plan(net, traffic, "dsatur")
-    # Never fewer frames than the optimum, never more than a greedy colouring can need.
-    assert chromatic_number(conflicts) <= s.length <= max(len(c) for c in conflicts) + 1
+    assert validate(s) == []
+    # Never fewer frames than the optimum with slots, never more than a greedy colouring of the
+    # (slot-free) conflict graph can need.
+    assert optimal_length(sets, net.resource_slots) <= s.length <= max(len(c) for c in conflicts) + 1

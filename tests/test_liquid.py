@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from liquidsched import _core, plan, validate
+from liquidsched import _core, compute_bound, plan, validate
+from liquidsched.bounds import transfer_slot_times_s
 from liquidsched.errors import InputError
 from liquidsched.network import HOST, SWITCH, Link, Network, Node
 from liquidsched.routing import ShortestPath
@@ -14,7 +15,7 @@ from liquidsched.sweep import run_sweep
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import Traffic, Transfer, half_all_to_all
 
-from .brute_force import full_teams, optimal_length
+from .brute_force import full_teams, least_time, optimal_length
 from .strategies import problems
 
 
@@ -99,7 +100,8 @@ def count_with_each_pruning(net, traffic) -> dict:
     paths, n = traffic.resource_lists(net), len(net.resources)
     counts = {}
     for blank, idle, skeleton in PRUNINGS:
-        counts[blank, idle, skeleton] = _core.count_full_teams(paths, n, blank=blank, idle=idle, skeleton=skeleton)
+        counts[blank, idle, skeleton] = _core.count_full_teams(paths, n, slots=net.resource_slots, blank=blank,
+                                                               idle=idle, skeleton=skeleton)
     return counts
 
 
@@ -114,7 +116,7 @@ def test_prunings_shrink_the_fission_tree_but_not_the_teams(two_switch_net):
 @given(problems())
 def test_full_team_count_matches_brute_force_with_every_pruning(problem):
     net, traffic = problem
-    expected = full_teams(traffic.resource_sets(net))
+    expected = full_teams(traffic.resource_sets(net), net.resource_slots)
     for flags, (teams, _, complete) in count_with_each_pruning(net, traffic).items():
         assert complete and teams == expected, flags
 
@@ -126,16 +128,30 @@ def test_cpsat_agrees_on_the_two_examples(two_switch_net):
     assert validate(s) == [] and s.length == 3 and s.info.optimal
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(problems())
 def test_liquid_cpsat_and_brute_force_agree_on_small_traffics(problem):
+    """On networks with capacities 1–4 times the port rate, shared-duplex cables and explicit
+    slots: fewest frames, whether the frame bound is reached, and every claim about time."""
     net, traffic = problem
     sets = traffic.resource_sets(net)
-    best = optimal_length(sets)
-    duration = max(sum(1 for s in sets if r in s) for r in set().union(*sets))
+    slots = net.resource_slots
+    best = optimal_length(sets, slots)
+    frame_bound = max(-(-sum(1 for s in sets if r in s) // slots[r]) for r in set().union(*sets))
+    times = transfer_slot_times_s(net, traffic)
+    fastest = least_time(sets, slots, times)
+    duration = compute_bound(net, traffic).duration_s
     for algorithm in ("liquid", "cpsat"):
         s = plan(net, traffic, algorithm)
         assert validate(s) == []
         assert s.info.optimal, algorithm
         assert s.length == best, algorithm
-        assert s.liquid == (best == duration), algorithm
+        assert s.info.lower_bound == frame_bound
+        assert (s.length == frame_bound) == (best == frame_bound), algorithm
+        assert s.liquid == (s.makespan_s() == duration)
+        assert s.makespan_s() >= fastest
+        if s.liquid:
+            assert fastest == duration
+        if s.time_optimal:  # a claim of least time must hold, and so must "no liquid schedule"
+            assert s.makespan_s() == fastest, algorithm
+            assert s.liquid == (fastest == duration), algorithm

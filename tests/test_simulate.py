@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from fractions import Fraction
 
 import pytest
@@ -46,15 +48,20 @@ def test_paper_004_fig2_brute_force_scheduled_and_bound():
     half = Piece("a3->b3", UNIT)
     scheduled = Schedule(net, traffic, [[Piece("a1->b1", UNIT), half], [Piece("a2->b2", UNIT), half]],
                          ScheduleInfo("kpbs"))
-    # Two transfers share the backbone in each frame, as KPBS allows (k = 2): not a liquid-model
-    # frame, so only the bytes are checked here.
-    assert [v.kind for v in validate(scheduled)] == ["conflict", "conflict"]
-    for model in ("fluid", "frames"):
+    # Two transfers share the backbone in each frame: it has 2 slots (2 MB/s over 1 MB/s cards),
+    # as KPBS allows with k = 2, so the frames are valid and the schedule is liquid.
+    assert net.resource_slots[net.link_resource["A>B"]] == 2
+    assert validate(scheduled) == [] and scheduled.liquid and scheduled.makespan_s() == 2
+    for model in ("fluid", "frames", "circuit"):
         p = simulate(scheduled, model, "frames")
         assert p.makespan_s == pytest.approx(2.0, rel=1e-12), model
         assert p.ratio_to_bound == pytest.approx(1.0)
-    # A circuit holds the whole backbone, so the four unit pieces go one after the other.
-    assert simulate(scheduled, "circuit").makespan_s == pytest.approx(4.0)
+    # With one slot, a circuit holds the whole backbone: the four unit pieces go one by one.
+    one_slot = Network(net.nodes.values(), [dataclasses.replace(l, slots=1) for l in net.links.values()],
+                       ShortestPath(), name="fig2-one-slot")
+    pieces = Schedule(one_slot, traffic, scheduled.frames, ScheduleInfo("kpbs"))
+    assert [v.kind for v in validate(pieces)] == ["conflict", "conflict"]
+    assert simulate(pieces, "circuit").makespan_s == pytest.approx(4.0)
 
 
 def test_two_switch_round_robin_seven_frames_liquid_six(two_switch_net):

@@ -46,7 +46,7 @@ def test_conflict_names_transfers_and_resource(rr):
     frames = [f for f in frames if f] + [[by_name["t2->r4"], by_name["t3->r5"]]]
     v = validate(edited(rr, frames))
     assert [x.kind for x in v] == ["conflict"]
-    assert v[0].message == f"frame {len(frames)}: transfers t2->r4 and t3->r5 both use resource l_ab"
+    assert v[0].message == f"frame {len(frames)}: resource l_ab has 1 slot but carries 2 transfers: t2->r4, t3->r5"
 
 
 def test_unknown_transfer_is_named(rr):

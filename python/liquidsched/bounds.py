@@ -1,9 +1,18 @@
-"""Loads, duration Λ, bottlenecks and liquid throughput (paper 000 §3, paper 001 §3).
+"""Loads, duration Λ, bottlenecks, liquid throughput (paper 000 §3, paper 001 §3) and the frame
+bound of the slot model.
 
 The load of a resource is the time it must be busy: Σ size / capacity over the transfers that
 use it. Λ is the largest load, the bottlenecks are the resources at Λ and the liquid throughput
-is total bytes / Λ. Everything is exact (:class:`fractions.Fraction`); when all sizes and all
-capacities are equal, Λ is also given as a whole number of transfers (paper 000's Λ(X)).
+is total bytes / Λ. No schedule, of any kind, finishes before Λ.
+
+Schedules of whole transfers in frames also obey the slots of each resource (how many transfers
+it carries at once, :mod:`liquidsched.network`): a resource carrying ``n`` transfers with ``k``
+slots needs ``⌈n / k⌉`` frames, and the **frame bound** is the largest such count. Its time — the
+shortest a frame schedule can take on that resource, each frame lasting as long as its longest
+transfer at its slot rate — may exceed Λ when slots cannot fill a link exactly (an uplink of
+103 MB/s over 12.5 MB/s hosts has 8 slots, not 8.24): that gap is the slot model's, not a
+scheduler's. Everything is exact (:class:`fractions.Fraction`); when all sizes and capacities are
+equal and every slot count is 1, Λ is also given as a whole number of transfers (paper 000's Λ(X)).
 """
 
 from __future__ import annotations
@@ -11,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from .network import Network
 from .traffic import Traffic
@@ -19,7 +28,7 @@ from .traffic import Traffic
 
 @dataclass(frozen=True)
 class Bound:
-    """The liquid bound of a traffic on a network."""
+    """The liquid bound of a traffic on a network, and its frame bound in the slot model."""
 
     transfers: int
     total_bytes: int
@@ -30,15 +39,33 @@ class Bound:
     duration_s: Fraction
     bottlenecks: list[str]
     liquid_throughput_Bps: Fraction
-    #: True when every transfer has the same size and every used resource the same capacity
+    #: True when every transfer has the same size, every used resource the same capacity and
+    #: one slot: then Λ is a whole number of transfers and equals the frame bound
     uniform: bool
-    #: no schedule of whole transfers has fewer frames: the most transfers on one resource
+    #: no schedule of whole transfers has fewer frames: the largest ⌈transfers / slots⌉ of a resource
     frame_lower_bound: int
+    #: slots of every used resource, by resource name
+    slots: dict[str, int]
+    #: the resources that need ``frame_lower_bound`` frames
+    frame_bottlenecks: list[str]
+    #: no schedule of whole transfers in frames takes less time (≥ Λ)
+    frame_bound_time_s: Fraction
 
     @property
     def duration(self) -> int | Fraction:
         """Λ in transfers when the traffic is uniform, else in seconds."""
         return self.frame_lower_bound if self.uniform else self.duration_s
+
+    @property
+    def slot_model_gap_s(self) -> Fraction:
+        """Time the slot model loses against Λ whatever the scheduler: frame bound time − Λ."""
+        return self.frame_bound_time_s - self.duration_s
+
+    @property
+    def frame_bound_ratio(self) -> Fraction:
+        """The best ratio to the liquid throughput a schedule of whole transfers in frames can
+        reach: Λ / frame bound time (1 when the slot model loses nothing)."""
+        return self.duration_s / self.frame_bound_time_s if self.frame_bound_time_s else Fraction(1)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +77,11 @@ class Bound:
             "bottlenecks": list(self.bottlenecks),
             "liquid_throughput_Bps": float(self.liquid_throughput_Bps),
             "frame_lower_bound": self.frame_lower_bound,
+            "frame_bottlenecks": list(self.frame_bottlenecks),
+            "frame_bound_time_s": float(self.frame_bound_time_s),
+            "slot_model_gap_s": float(self.slot_model_gap_s),
+            "frame_bound_ratio": float(self.frame_bound_ratio),
+            "slots": {r: k for r, k in self.slots.items() if k != 1},
             "uniform": self.uniform,
         }
 
@@ -62,13 +94,40 @@ def resource_counts(resource_sets: Iterable[frozenset[int]]) -> Counter[int]:
     return counts
 
 
-def frame_lower_bound(resource_sets: Iterable[frozenset[int]]) -> int:
-    """No schedule of whole transfers has fewer frames than the most transfers on one resource."""
-    return max(resource_counts(resource_sets).values(), default=0)
+def frame_lower_bound(resource_sets: Iterable[frozenset[int]], slots: Sequence[int] | None = None) -> int:
+    """No schedule of whole transfers has fewer frames than the most frames one resource needs:
+    ``⌈transfers on it / its slots⌉`` (one slot each when ``slots`` is None).
+
+    Examples
+    --------
+    >>> frame_lower_bound([frozenset({0, 1}), frozenset({0}), frozenset({0})], slots=[2, 1])
+    2
+    """
+    counts = resource_counts(resource_sets)
+    return max((-(-n // (1 if slots is None else slots[r])) for r, n in counts.items()), default=0)
+
+
+def frame_time_bound(durations: Iterable[Fraction], slots: int) -> Fraction:
+    """The least total time of frames carrying these transfers of one resource, at most
+    ``slots`` of them a frame, a frame lasting as long as its longest: the longest ``slots``
+    together, then the next ``slots``, and so on.
+
+    Examples
+    --------
+    >>> frame_time_bound([Fraction(3), Fraction(1), Fraction(2), Fraction(2)], 2)
+    Fraction(5, 1)
+    """
+    return sum(sorted(durations, reverse=True)[::slots], Fraction(0))
+
+
+def transfer_slot_times_s(net: Network, traffic: Traffic) -> list[Fraction]:
+    """Each transfer's time alone in its slots: size over its slot rate."""
+    return [Fraction(t.size_bytes) / net.slot_rate_exact(resources)
+            for t, resources in zip(traffic, traffic.resource_sets(net))]
 
 
 def compute_bound(net: Network, traffic: Traffic) -> Bound:
-    """The liquid bound of ``traffic`` on ``net``.
+    """The liquid bound of ``traffic`` on ``net``, with its frame bound.
 
     Examples
     --------
@@ -78,6 +137,16 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
     >>> b = compute_bound(net, half_all_to_all(net))
     >>> b.transfers, b.duration, b.bottlenecks, b.liquid_throughput_Bps
     (25, 6, ['l_ab', 'l_ba'], Fraction(1250000000, 3))
+
+    A 1 Gbit/s uplink over 100 Mbit/s hosts carries ten transfers at once, so the host links,
+    each with 7 transfers, are the bottlenecks of an all-to-all of 4 × 2 hosts:
+
+    >>> from liquidsched.topologies import hierarchical
+    >>> from liquidsched.traffic import all_to_all
+    >>> net = hierarchical(4, 2)
+    >>> b = compute_bound(net, all_to_all(net))
+    >>> b.frame_lower_bound, b.duration_s, b.frame_bound_time_s
+    (7, Fraction(14, 25), Fraction(14, 25))
     """
     sets = traffic.resource_sets(net)
     counts = resource_counts(sets)
@@ -88,8 +157,18 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
     loads = {r: Fraction(b) / net.resource_capacity_exact(r) for r, b in bytes_on.items()}
     duration = max(loads.values())
     used = sorted(loads)
+    slots = net.resource_slots
     uniform = (len({t.size_bytes for t in traffic}) == 1
-               and len({net.resource_capacity[r] for r in used}) == 1)
+               and len({net.resource_capacity[r] for r in used}) == 1
+               and all(slots[r] == 1 for r in used))
+    frames_needed = {r: -(-counts[r] // slots[r]) for r in used}
+    frame_bound = max(frames_needed.values())
+    times = transfer_slot_times_s(net, traffic)
+    on_resource: dict[int, list[Fraction]] = {r: [] for r in used}
+    for time_s, resources in zip(times, sets):
+        for r in resources:
+            on_resource[r].append(time_s)
+    frame_time = max(frame_time_bound(on_resource[r], slots[r]) for r in used)
     return Bound(
         transfers=len(traffic),
         total_bytes=traffic.total_bytes,
@@ -99,5 +178,8 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
         bottlenecks=[net.resources[r] for r in used if loads[r] == duration],
         liquid_throughput_Bps=Fraction(traffic.total_bytes) / duration,
         uniform=uniform,
-        frame_lower_bound=max(counts.values()),
+        frame_lower_bound=frame_bound,
+        slots={net.resources[r]: slots[r] for r in used},
+        frame_bottlenecks=[net.resources[r] for r in used if frames_needed[r] == frame_bound],
+        frame_bound_time_s=frame_time,
     )

@@ -14,7 +14,7 @@ from .io.files import write_document
 from .schedule import Schedule
 
 #: The simulator's prediction beside each execution mode: (model, policy).
-PREDICTION_OF_MODE = {"frames": ("fluid", "frames"), "barrier-free": ("circuit", "all-at-once"),
+PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("circuit", "all-at-once"),
                       "all-at-once": ("fluid", "all-at-once"), "alltoallv": ("fluid", "all-at-once")}
 
 

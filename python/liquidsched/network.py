@@ -4,6 +4,12 @@ A cable is two directed links. Two opposite links may be declared *shared-duplex
 directions then draw on one capacity and count as one **resource**, the unit of contention.
 Every route between a sending and a receiving host is computed and checked when the network is
 built, so a :class:`Network` that exists is a network whose routes are valid.
+
+A resource has **slots**: how many transfers it carries at once at full speed. A link may set
+them; otherwise they are ``max(1, ⌊c / p⌋)`` for a resource of capacity ``c``, where the **port
+rate** ``p`` is the smallest capacity of a link attached to a host (a 1 Gbit/s uplink over
+100 Mbit/s hosts has 10 slots). A transfer in a slot runs at its **slot rate**, the smallest
+``c / slots`` over the resources of its path. With equal capacities every resource has one slot.
 """
 
 from __future__ import annotations
@@ -41,13 +47,15 @@ class Node:
 
 @dataclass(frozen=True)
 class Link:
-    """A directed link with its capacity (bytes/s) and latency (s)."""
+    """A directed link with its capacity (bytes/s), latency (s) and, optionally, its slots (the
+    transfers it carries at once; derived from the capacities when None)."""
 
     id: str
     src: str
     dst: str
     capacity_Bps: float
     latency_s: float = 0.0
+    slots: int | None = None
     origin: str = field(default="", compare=False, repr=False)
 
 
@@ -146,6 +154,9 @@ class Network:
             lat = link.latency_s
             if isinstance(lat, bool) or not isinstance(lat, (int, float)) or not math.isfinite(lat) or lat < 0:
                 raise TopologyError(f"{where}.latency_s: expected a non-negative number, got {lat!r}")
+            slots = link.slots
+            if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int) or slots < 1):
+                raise TopologyError(f"{where}.slots: expected a whole number of at least 1, got {slots!r}")
             if (link.src, link.dst) in self._between:
                 other = self._between[(link.src, link.dst)]
                 raise TopologyError(
@@ -177,6 +188,8 @@ class Network:
                 raise TopologyError(f"{where}: links {a!r} and {b!r} are not opposite directions")
             if la.capacity_Bps != lb.capacity_Bps:
                 raise TopologyError(f"{where}: links {a!r} and {b!r} have different capacities")
+            if la.slots != lb.slots:
+                raise TopologyError(f"{where}: links {a!r} and {b!r} have different slots ({la.slots}, {lb.slots})")
             paired[a], paired[b] = b, a
             self.shared_duplex.append((a, b))
         self.resources: list[str] = []
@@ -192,6 +205,30 @@ class Network:
             else:
                 self.resources.append(lid)
             self.resource_capacity.append(float(link.capacity_Bps))
+        self._derive_slots()
+
+    def _derive_slots(self) -> None:
+        host_caps = [Fraction(l.capacity_Bps) for l in self.links.values()
+                     if self.nodes[l.src].kind == HOST or self.nodes[l.dst].kind == HOST]
+        #: the smallest capacity of a link attached to a host (None when no link touches a host)
+        self.port_rate_Bps: Fraction | None = min(host_caps) if host_caps else None
+        first_link: dict[int, Link] = {}
+        for lid, r in self.link_resource.items():
+            first_link.setdefault(r, self.links[lid])
+        #: transfers each resource carries at once
+        self.resource_slots: list[int] = []
+        #: True where a link set the slots, False where they are derived
+        self.resource_slots_set: list[bool] = []
+        for r in range(len(self.resources)):
+            link = first_link[r]
+            if link.slots is not None:
+                slots = link.slots
+            elif self.port_rate_Bps is None:
+                slots = 1
+            else:
+                slots = max(1, int(Fraction(link.capacity_Bps) // self.port_rate_Bps))
+            self.resource_slots.append(slots)
+            self.resource_slots_set.append(link.slots is not None)
 
     def _compute_routes(self) -> None:
         senders = [h for h in self.hosts() if self.nodes[h].sends]
@@ -282,6 +319,21 @@ class Network:
     def resource_capacity_exact(self, r: int) -> Fraction:
         """Capacity of resource ``r`` as an exact fraction (of the float as stored)."""
         return Fraction(self.resource_capacity[r])
+
+    def slot_rate_exact(self, resources: Iterable[int]) -> Fraction:
+        """The rate of a transfer in a slot of each of ``resources`` (its path): the smallest
+        capacity / slots among them, exactly.
+
+        Examples
+        --------
+        >>> from liquidsched.topologies import hierarchical
+        >>> net = hierarchical(2, 2)          # 12.5 MB/s hosts, 125 MB/s uplinks: 10 slots
+        >>> net.resource_slots[net.link_resource["e1>root"]]
+        10
+        >>> net.slot_rate_exact(net.path_resources("h1.1", "h2.1"))
+        Fraction(12500000, 1)
+        """
+        return min(self.resource_capacity_exact(r) / self.resource_slots[r] for r in resources)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Network):

@@ -51,13 +51,15 @@ def plot_sweep(result: SweepResult, path: str | os.PathLike) -> None:
 
 
 def _resources_by_load(schedule, in_time: bool = False) -> tuple[list[int], dict[int, float], float]:
-    """Resources the traffic uses, most loaded first, with their loads (transfers, or seconds
-    busy when ``in_time``) and the peak load."""
+    """Resources the traffic uses, most loaded first, with their loads (frames needed —
+    transfers over slots, rounded up — or seconds busy when ``in_time``) and the peak load."""
     net, traffic = schedule.network, schedule.traffic
     load: dict[int, float] = {}
     for t, s in zip(traffic, traffic.resource_sets(net)):
         for r in s:
             load[r] = load.get(r, 0) + (t.size_bytes / net.resource_capacity[r] if in_time else 1)
+    if not in_time:
+        load = {r: -(-n // net.resource_slots[r]) for r, n in load.items()}
     peak = max(load.values(), default=0)
     return sorted(load, key=lambda r: (-load[r], r)), load, peak
 
@@ -95,31 +97,37 @@ def plot_utilisation(schedule, prediction, path: str | os.PathLike) -> None:
 
 
 def plot_schedule(schedule, path: str | os.PathLike) -> None:
-    """A schedule as frames (columns) against the resources its traffic uses (rows): a cell is
-    filled when a transfer of that frame crosses that resource. Bottlenecks (resources carrying
-    the most transfers) are the top rows, in red; in a liquid schedule they are busy in every
-    frame."""
+    """A schedule as frames (columns, numbered from 1) against the resources its traffic uses
+    (rows): a cell is shaded by the share of the resource's slots in use in that frame.
+    Bottlenecks (the resources needing the most frames) are the top rows, in red; in a schedule
+    that reaches the frame bound they are full in every frame."""
     net, traffic = schedule.network, schedule.traffic
     index = traffic.index
     sets = traffic.resource_sets(net)
     rows, load, peak = _resources_by_load(schedule)
     row_of = {r: i for i, r in enumerate(rows)}
-    grid = np.zeros((len(rows), max(schedule.length, 1)))
+    share = np.zeros((len(rows), max(schedule.length, 1)))
     for f, frame in enumerate(schedule.frames):
         for piece in frame:
             for r in sets[index[piece.transfer]]:
-                grid[row_of[r], f] = 2 if load[r] == peak else 1
-    cmap = matplotlib.colors.ListedColormap(["white", "tab:blue", "tab:red"])
+                share[row_of[r], f] += 1 / net.resource_slots[r]
+    hot = np.array([load[r] == peak for r in rows])[:, None]
     height = min(12, 2 + 0.18 * len(rows))
     fig, ax = plt.subplots(figsize=(min(16, 7 + 0.2 * schedule.length), height))
-    ax.imshow(grid, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=2)
+    extent = (0.5, share.shape[1] + 0.5, len(rows) - 0.5, -0.5)
+    for mask, cmap in ((~hot, "Blues"), (hot, "Reds")):
+        cells = np.ma.masked_where(~np.broadcast_to(mask, share.shape) | (share == 0), share)
+        image = ax.imshow(cells, aspect="auto", interpolation="nearest", cmap=cmap, vmin=0, vmax=1, extent=extent)
+    fig.colorbar(image, ax=ax, label="share of the resource's slots in use (bottlenecks)", pad=0.01)
     _label_rows(ax, net, rows, load, peak)
-    bottlenecks = sum(1 for r in rows if load[r] == peak)
+    bottlenecks = int(hot.sum())
     ax.set_ylabel(f"resources ({len(rows)}; {bottlenecks} bottlenecks at the top, red)")
     ax.set_xlabel("frame")
     info = schedule.info
-    state = "liquid" if schedule.liquid else ("optimal" if info.optimal else "not proven optimal")
+    state = "liquid" if schedule.liquid else ("fewest frames, proven" if info.optimal else "not proven optimal")
     ax.set_title(f"{net.name}: {traffic.name}, {info.algorithm}\n"
-                 f"{schedule.length} frames for duration {info.lower_bound} ({state})")
+                 f"{schedule.length} frames for a frame bound of {info.lower_bound}; "
+                 f"{float(schedule.makespan_s()) * 1e3:.3f} ms for Λ = {float(schedule.bound.duration_s) * 1e3:.3f} ms "
+                 f"({state})")
     fig.tight_layout()
     _save(fig, path)

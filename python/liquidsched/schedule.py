@@ -1,9 +1,13 @@
 """Schedules: ordered timeframes of pieces of transfers, and their file format.
 
-A timeframe is a list of pieces (transfer name, bytes). In the liquid model a frame is valid
-when no resource is used twice in it; a schedule is valid when every transfer's bytes are
-delivered exactly once (:mod:`liquidsched.validate` checks both). A schedule carries the network
-and traffic it is for and how it was made, so a schedule file can be checked on its own.
+A timeframe is a list of pieces (transfer name, bytes). A frame is valid when no resource
+carries more pieces than its slots (with one slot everywhere: no resource is used twice); a
+schedule is valid when every transfer's bytes are delivered exactly once
+(:mod:`liquidsched.validate` checks both). In a frame each piece runs at its slot rate and the
+frame lasts as long as its longest piece; the schedule's time is the sum over its frames, and the
+schedule is **liquid** when that time equals the traffic's duration Λ, exactly. A schedule carries
+the network and traffic it is for and how it was made, so a schedule file can be checked on its
+own.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
+from .bounds import Bound, compute_bound, transfer_slot_times_s
 from .errors import ScheduleFormatError
 from .io.fields import Fields, read_count, read_id, read_list, read_mapping, read_number, read_str
 from .io.files import read_document, write_document
@@ -39,9 +44,11 @@ class ScheduleInfo:
 
     algorithm: str
     parameters: dict[str, Any] = field(default_factory=dict)
-    #: no valid schedule has fewer frames (the most transfers on one resource)
+    #: no valid schedule has fewer frames (the frame bound: the most frames one resource needs)
     lower_bound: int | None = None
-    #: True when the length is proven optimal, False when known not to be, None if unknown
+    #: True when the number of frames is proven minimal (in the slot model), False when known
+    #: not to be, None if unknown; minimal frames is minimal time only when every transfer takes
+    #: as long in its slot (see :attr:`Schedule.time_optimal`)
     optimal: bool | None = None
     stats: dict[str, Any] = field(default_factory=dict)
     time_s: float = 0.0
@@ -56,6 +63,7 @@ class Schedule:
         self.traffic = traffic
         self.frames: list[list[Piece]] = [list(f) for f in frames]
         self.info = info
+        self._bound: Bound | None = None
 
     @classmethod
     def from_indices(cls, network: Network, traffic: Traffic, frames: Iterable[Iterable[int]],
@@ -72,40 +80,86 @@ class Schedule:
         return len(self.frames)
 
     @property
+    def bound(self) -> Bound:
+        """The bound of the schedule's traffic on its network (computed once)."""
+        if self._bound is None:
+            self._bound = compute_bound(self.network, self.traffic)
+        return self._bound
+
+    @property
     def liquid(self) -> bool | None:
-        """Whether the length equals the traffic's duration Λ (only defined for whole-transfer
-        frame counts, i.e. when a lower bound is known)."""
-        if self.info.lower_bound is None:
+        """Whether the schedule's time equals the traffic's duration Λ, exactly: every
+        bottleneck busy all the time (None when a piece names an unknown transfer)."""
+        if any(p.transfer not in self.traffic.index for frame in self.frames for p in frame):
             return None
-        return self.length == self.info.lower_bound
+        return self.makespan_s() == self.bound.duration_s
+
+    @property
+    def time_optimal(self) -> bool | None:
+        """True when no schedule of whole transfers in frames takes less time: the schedule is
+        liquid, reaches the frame bound's time, or has proven fewest frames while every transfer
+        takes as long in its slot. None when not known (fewest frames is then not least time)."""
+        if self.liquid is None:
+            return None
+        if self.makespan_s() in (self.bound.duration_s, self.bound.frame_bound_time_s):
+            return True
+        if self.info.optimal and len(set(self._slot_times_s())) == 1:
+            return True
+        return None
+
+    def _slot_times_s(self) -> list[Fraction]:
+        key = ("slot_times_s", id(self.network))
+        if key not in self.traffic.derived:
+            self.traffic.derived[key] = transfer_slot_times_s(self.network, self.traffic)
+        return self.traffic.derived[key]
 
     def frame_durations_s(self, overhead_s: float = 0.0) -> list[Fraction]:
-        """Each frame as long as its longest piece (bytes over the narrowest link of its path),
-        plus ``overhead_s``."""
-        net, index = self.network, self.traffic.index
+        """Each frame as long as its longest piece at its slot rate (bytes over the smallest
+        capacity / slots on its path), plus ``overhead_s``."""
+        index, sizes = self.traffic.index, self.traffic.transfers
+        times = self._slot_times_s()
         out = []
         for frame in self.frames:
             longest = Fraction(0)
             for p in frame:
-                t = self.traffic[index[p.transfer]]
-                narrowest = min(net.resource_capacity_exact(r) for r in net.path_resources(t.src, t.dst))
-                longest = max(longest, Fraction(p.bytes) / narrowest)
+                i = index[p.transfer]
+                longest = max(longest, times[i] * p.bytes / sizes[i].size_bytes)
             out.append(longest + Fraction(overhead_s))
         return out
 
+    def makespan_s(self, overhead_s: float = 0.0) -> Fraction:
+        """The schedule's time in the frames model: the sum of its frames' durations."""
+        return sum(self.frame_durations_s(overhead_s), Fraction(0))
+
     def summary(self) -> dict[str, Any]:
-        """The fields other tools read: algorithm, length, lower bound, time."""
-        return {
+        """The fields other tools read: frames against the frame bound (``length``,
+        ``lower_bound``, ``optimal`` in frames, ``gap``), time against Λ (``makespan_s``,
+        ``duration_s``, ``ratio_to_bound``, ``liquid``, ``time_optimal``), and how the schedule
+        was made (``time_s`` is the time spent making it)."""
+        bound = self.bound
+        makespan = self.makespan_s()
+        summary = {
             "algorithm": self.info.algorithm,
             "length": self.length,
             "lower_bound": self.info.lower_bound,
             "liquid": self.liquid,
             "optimal": self.info.optimal,
+            "time_optimal": self.time_optimal,
             "nodes_explored": self.info.stats.get("nodes_explored"),
             "gap": self.info.stats.get("gap", self._gap_to_lower_bound()),
+            "makespan_s": float(makespan),
+            "duration_s": float(bound.duration_s),
+            "frame_bound_time_s": float(bound.frame_bound_time_s),
+            "ratio_to_bound": float(bound.duration_s / makespan) if makespan else 1.0,
+            "throughput_Bps": float(self.traffic.total_bytes / makespan) if makespan else None,
+            "liquid_throughput_Bps": float(bound.liquid_throughput_Bps),
             "time_s": self.info.time_s,
             "parameters": self.info.parameters,
         }
+        if self.info.optimal and not summary["time_optimal"]:
+            summary["note"] = ("fewest frames proven; transfers take different times in their slots, "
+                               "so fewest frames is not proven least time")
+        return summary
 
     def _gap_to_lower_bound(self) -> int | None:
         return None if self.info.lower_bound is None else self.length - self.info.lower_bound

@@ -4,9 +4,10 @@ It shares no code with any scheduler: from the schedule's own network and traffi
 every path and checks the two rules of the liquid model —
 
 * every transfer's bytes are delivered exactly once (no missing, duplicated or unknown transfer);
-* no resource is used by two pieces of one timeframe —
+* no resource carries more pieces of one timeframe than it has slots (one slot: no resource is
+  used twice) —
 
-and reports every violation, naming the frame, the transfers and the resource.
+and reports every violation, naming the frame, the resource, its slots and the transfers on it.
 """
 
 from __future__ import annotations
@@ -42,14 +43,14 @@ def validate(schedule: Schedule) -> list[Violation]:
     >>> t = Traffic([Transfer("t1", "r4"), Transfer("t2", "r5")])
     >>> s = Schedule.from_indices(net, t, [[0, 1]], ScheduleInfo("by hand"))
     >>> [str(v) for v in validate(s)]
-    ['frame 1: transfers t1->r4 and t2->r5 both use resource l_ab']
+    ['frame 1: resource l_ab has 1 slot but carries 2 transfers: t1->r4, t2->r5']
     """
     net, traffic = schedule.network, schedule.traffic
     violations: list[Violation] = []
     delivered: dict[int, int] = defaultdict(int)
     frames_of: dict[int, list[int]] = defaultdict(list)
     for f, frame in enumerate(schedule.frames, start=1):
-        user: dict[int, str] = {}
+        users: dict[int, list[str]] = defaultdict(list)
         in_frame: set[int] = set()
         for piece in frame:
             i = traffic.index.get(piece.transfer)
@@ -60,19 +61,22 @@ def validate(schedule: Schedule) -> list[Violation]:
                 violations.append(Violation(
                     "bad-bytes", f"frame {f}: transfer {piece.transfer} has {piece.bytes} bytes (expected > 0)"))
                 continue
-            if i in in_frame:
-                violations.append(Violation("duplicated", f"frame {f}: transfer {piece.transfer} appears twice"))
-            in_frame.add(i)
             delivered[i] += piece.bytes
             frames_of[i].append(f)
+            if i in in_frame:
+                violations.append(Violation("duplicated", f"frame {f}: transfer {piece.transfer} appears twice"))
+                continue
+            in_frame.add(i)
             t = traffic[i]
-            for r in sorted(net.path_resources(t.src, t.dst)):
-                if r in user and user[r] != piece.transfer:
-                    violations.append(Violation(
-                        "conflict",
-                        f"frame {f}: transfers {user[r]} and {piece.transfer} both use resource {net.resources[r]}"))
-                else:
-                    user[r] = piece.transfer
+            for r in net.path_resources(t.src, t.dst):
+                users[r].append(piece.transfer)
+        for r in sorted(users):
+            slots = net.resource_slots[r]
+            if len(users[r]) > slots:
+                violations.append(Violation(
+                    "conflict",
+                    f"frame {f}: resource {net.resources[r]} has {slots} slot{'s' if slots > 1 else ''} but carries "
+                    f"{len(users[r])} transfers: {', '.join(users[r])}"))
     for i, t in enumerate(traffic):
         got, name = delivered.get(i, 0), traffic.names[i]
         if got == 0:

@@ -1,14 +1,20 @@
-//! DSatur colouring of the conflict graph (paper 000, Annex A).
+//! DSatur colouring of the conflict graph (paper 000, Annex A), generalised to slots.
 //!
-//! Vertices are transfers; two transfers conflict when their paths share a resource. A colour
-//! is a timeframe. The conflict graph is never built: the transfers of each resource are the
-//! cliques it is made of, and a colour is pushed to a vertex's neighbours through them.
+//! Vertices are transfers; a colour is a timeframe. With one slot per resource, two transfers
+//! conflict when their paths share a resource. A resource with `k` slots takes up to `k`
+//! transfers of one colour: a colour becomes unavailable to the transfers of a resource once
+//! `k` of them have it. The conflict graph is never built: the transfers of each resource are
+//! the cliques it is made of, and a colour is pushed to a vertex's neighbours through them when
+//! it fills the resource. A vertex's saturation is the number of colours it can no longer take.
 
 use crate::error::{CoreError, CoreResult};
+use crate::slots::checked_slots;
 
 /// Colour classes (frames) of a DSatur colouring, each a list of transfer indices in
-/// increasing order; frames are ordered by colour.
-pub fn dsatur(paths: &[Vec<u32>], resources: usize) -> CoreResult<Vec<Vec<u32>>> {
+/// increasing order; frames are ordered by colour. `slots[r]` is the number of transfers
+/// resource `r` carries at once (empty: one each).
+pub fn dsatur(paths: &[Vec<u32>], resources: usize, slots: &[u32]) -> CoreResult<Vec<Vec<u32>>> {
+    let slots = checked_slots(slots, resources)?;
     let n = paths.len();
     let mut users: Vec<Vec<u32>> = vec![Vec::new(); resources];
     for (t, path) in paths.iter().enumerate() {
@@ -27,6 +33,8 @@ pub fn dsatur(paths: &[Vec<u32>], resources: usize) -> CoreResult<Vec<Vec<u32>>>
     let mut saturation = vec![0u32; n];
     let mut colour = vec![u32::MAX; n];
     let mut frames: Vec<Vec<u32>> = Vec::new();
+    // in_colour[r][c]: transfers of colour c on resource r (kept for resources with slots only).
+    let mut in_colour: Vec<Vec<u32>> = vec![Vec::new(); resources];
     for _ in 0..n {
         let v = pick_vertex(&colour, &saturation, &degree);
         let c = smallest_free(&colours_of[v]);
@@ -36,6 +44,17 @@ pub fn dsatur(paths: &[Vec<u32>], resources: usize) -> CoreResult<Vec<Vec<u32>>>
         }
         frames[c as usize].push(v as u32);
         for &r in &paths[v] {
+            let k = slots[r as usize];
+            if k > 1 {
+                let counts = &mut in_colour[r as usize];
+                if counts.len() <= c as usize {
+                    counts.resize(c as usize + 1, 0);
+                }
+                counts[c as usize] += 1;
+                if counts[c as usize] < k {
+                    continue;
+                }
+            }
             for &u in &users[r as usize] {
                 let u = u as usize;
                 if colour[u] == u32::MAX && set_bit(&mut colours_of[u], c) {
@@ -109,12 +128,15 @@ fn set_bit(bits: &mut Vec<u64>, c: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{is_valid_schedule, two_switch_paths};
+    use crate::testing::{
+        brute_force_frames, is_valid_schedule, is_valid_with_slots, random_slot_traffic,
+        two_switch_paths, Rng,
+    };
 
     #[test]
     fn two_switch_half_all_to_all() {
         let paths = two_switch_paths();
-        let frames = dsatur(&paths, 12).unwrap();
+        let frames = dsatur(&paths, 12, &[]).unwrap();
         assert!(is_valid_schedule(&paths, &frames));
         assert!(frames.len() >= 6);
     }
@@ -122,7 +144,7 @@ mod tests {
     #[test]
     fn odd_cycle_needs_three_colours() {
         let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
-        let frames = dsatur(&paths, 3).unwrap();
+        let frames = dsatur(&paths, 3, &[]).unwrap();
         assert_eq!(frames.len(), 3);
         assert!(is_valid_schedule(&paths, &frames));
     }
@@ -130,13 +152,13 @@ mod tests {
     #[test]
     fn disjoint_transfers_share_one_frame() {
         let paths = vec![vec![0], vec![1], vec![2]];
-        assert_eq!(dsatur(&paths, 3).unwrap(), vec![vec![0, 1, 2]]);
+        assert_eq!(dsatur(&paths, 3, &[]).unwrap(), vec![vec![0, 1, 2]]);
     }
 
     #[test]
     fn bad_resource_is_an_error() {
         assert!(matches!(
-            dsatur(&[vec![4]], 2),
+            dsatur(&[vec![4]], 2, &[]),
             Err(CoreError::InvalidInput(_))
         ));
     }
@@ -145,8 +167,31 @@ mod tests {
     fn many_colours_cross_word_boundaries() {
         // 70 transfers on one resource: a clique of 70 needs 70 frames.
         let paths = vec![vec![0u32]; 70];
-        let frames = dsatur(&paths, 1).unwrap();
+        let frames = dsatur(&paths, 1, &[]).unwrap();
         assert_eq!(frames.len(), 70);
         assert!(is_valid_schedule(&paths, &frames));
+    }
+
+    #[test]
+    fn slots_let_a_resource_carry_several_transfers() {
+        // Five transfers on one resource of 2 slots: 3 frames.
+        let paths = vec![vec![0u32]; 5];
+        let frames = dsatur(&paths, 1, &[2]).unwrap();
+        assert_eq!(frames.len(), 3);
+        assert!(is_valid_with_slots(&paths, &[2], &frames));
+    }
+
+    #[test]
+    fn slot_colourings_are_valid_and_never_below_the_optimum() {
+        let mut rng = Rng(77);
+        for _ in 0..300 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let frames = dsatur(&paths, slots.len(), &slots).unwrap();
+            assert!(
+                is_valid_with_slots(&paths, &slots, &frames),
+                "{paths:?} {slots:?}"
+            );
+            assert!(frames.len() >= brute_force_frames(&paths, &slots));
+        }
     }
 }

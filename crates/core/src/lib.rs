@@ -8,6 +8,7 @@ pub mod error;
 pub mod liquid;
 pub mod rational;
 pub mod simulate;
+pub mod slots;
 pub mod sweep;
 #[cfg(test)]
 mod testing;

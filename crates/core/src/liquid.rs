@@ -1,14 +1,19 @@
 //! Exact search for liquid schedules (Gabrielyan & Hersch, paper 000 §3–6, paper 001 §3).
 //!
-//! A *traffic* is a list of transfers, each the set of resources (links) of its path. A frame is
-//! a set of transfers no two of which share a resource. The *duration* Λ is the largest number
-//! of transfers on one resource, the *bottlenecks* are the resources carrying Λ, and a schedule
-//! of Λ frames is *liquid*. A *team* is a frame using every bottleneck, and a frame is *full*
-//! when every other remaining transfer conflicts with it.
+//! A *traffic* is a list of transfers, each the set of resources (links) of its path. Every
+//! resource `r` has `k_r` *slots*: it carries up to `k_r` transfers at once (an uplink ten times
+//! faster than the hosts below it has ten). A frame is a set of transfers that puts no more
+//! transfers on a resource than it has slots; with one slot everywhere this is the paper's "no
+//! resource used twice". The *frame bound* Λ is the largest `⌈n_r / k_r⌉` over resources carrying
+//! `n_r` transfers, the *bottlenecks* are the resources reaching it, and a schedule of Λ frames is
+//! *liquid* (in frames; whether it is liquid in time is the caller's question, since frames may
+//! last different times). A *team* is a frame using every bottleneck, and a frame is *full* when
+//! no other remaining transfer fits in it (some resource of its path has no free slot).
 //!
-//! The search builds the schedule frame by frame. With `k` frames left, a resource carrying `k`
-//! remaining transfers is *critical*: every remaining frame must use it. Each frame is a full
-//! simultaneity of the remaining traffic that uses every critical resource — a full team of the
+//! The search builds the schedule frame by frame. With `k` frames left, a resource carrying
+//! `n_r > (k − 1)·k_r` remaining transfers is *critical*: this frame must carry at least
+//! `n_r − (k − 1)·k_r` of them (with one slot: every remaining frame must use it). Each frame is a
+//! full simultaneity of the remaining traffic meeting every critical demand — a full team of the
 //! reduced traffic (Theorem 2 and §6.3). With `k = Λ − depth` this is the paper's liquid search;
 //! with a larger target length the same search decides whether a schedule of that length exists,
 //! which is how the optimum is found when no liquid schedule exists (paper 000 Fig. 7).
@@ -29,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::coloring::dsatur;
 use crate::error::{CoreError, CoreResult};
+use crate::slots::{checked_slots, frames_for};
 
 /// Which reductions the search uses, and its budgets.
 #[derive(Debug, Clone)]
@@ -130,18 +136,23 @@ pub struct TeamCount {
     pub complete: bool,
 }
 
-/// The transfers of a traffic as resource lists, with the transfers of each resource.
+/// The transfers of a traffic as resource lists, with the transfers and slots of each resource.
 struct Traffic {
     paths: Vec<Vec<u32>>,
     users: Vec<Vec<u32>>,
+    slots: Vec<u32>,
+    /// Every resource has one slot: a skeleton transfer is then always blocked by the critical
+    /// resource it uses, which spares the search some bookkeeping.
+    unit: bool,
     words: usize,
 }
 
 impl Traffic {
-    fn new(paths: &[Vec<u32>], resources: usize) -> CoreResult<Self> {
+    fn new(paths: &[Vec<u32>], resources: usize, slots: &[u32]) -> CoreResult<Self> {
         if paths.len() > u32::MAX as usize / 2 {
             return Err(CoreError::TooLarge(format!("{} transfers", paths.len())));
         }
+        let slots = checked_slots(slots, resources)?;
         let mut users: Vec<Vec<u32>> = vec![Vec::new(); resources];
         let mut clean = Vec::with_capacity(paths.len());
         for (t, path) in paths.iter().enumerate() {
@@ -162,6 +173,8 @@ impl Traffic {
             words: paths.len().div_ceil(64),
             paths: clean,
             users,
+            unit: slots.iter().all(|&k| k == 1),
+            slots,
         })
     }
 
@@ -173,9 +186,22 @@ impl Traffic {
         self.users.iter().map(|u| u.len() as u32).collect()
     }
 
-    /// Duration Λ: the largest number of transfers on one resource.
+    /// The frame bound Λ: the most frames one resource needs, `⌈n_r / k_r⌉`.
     fn duration(&self) -> u32 {
-        self.users.iter().map(|u| u.len() as u32).max().unwrap_or(0)
+        self.users
+            .iter()
+            .zip(&self.slots)
+            .map(|(u, &k)| frames_for(u.len() as u32, k))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Branching weight of transfer `t`: the frames its resources still need, summed.
+    fn weight(&self, t: u32, load: &[u32]) -> u64 {
+        self.paths[t as usize]
+            .iter()
+            .map(|&r| frames_for(load[r as usize], self.slots[r as usize]) as u64)
+            .sum()
     }
 }
 
@@ -233,7 +259,11 @@ enum Mode {
 struct Level {
     /// Critical resources of this frame.
     critical: Vec<u32>,
-    is_critical: Vec<bool>,
+    /// Transfers this frame must put on each resource (0 unless critical).
+    demand: Vec<u32>,
+    /// Remaining transfers outside the skeleton on each resource (with slots and the skeleton
+    /// speed-up only: they may still fill a resource once the skeleton team is complete).
+    outside: Vec<u32>,
     /// Scratch: remaining transfers with their branching key.
     keyed: Vec<(std::cmp::Reverse<u64>, u32)>,
     /// Remaining transfers in branching order.
@@ -241,13 +271,13 @@ struct Level {
     depot: Vec<u64>,
     /// Depot transfers using each resource.
     depot_load: Vec<u32>,
-    /// Resources used by the includer.
-    used: Vec<bool>,
+    /// Transfers of the includer on each resource.
+    used: Vec<u32>,
     includer: Vec<u32>,
     excluder: Vec<u32>,
     /// Transfers taken out of the depot, in order, so that they can be put back.
     log: Vec<u32>,
-    /// Critical resources the includer does not use yet.
+    /// Critical resources whose demand the includer does not meet yet.
     uncovered: usize,
     /// Where the excluder of the current phase starts (the skeleton phase's excluder is
     /// satisfied once the skeleton team is complete).
@@ -349,7 +379,13 @@ impl<'a> Search<'a> {
         if k == 0 {
             return Outcome::Exhausted;
         }
-        if self.opts.reduced && self.load.iter().any(|&l| l > k) {
+        if self.opts.reduced
+            && self
+                .load
+                .iter()
+                .zip(&self.traffic.slots)
+                .any(|(&l, &s)| l as u64 > k as u64 * s as u64)
+        {
             return Outcome::Exhausted;
         }
         let key = if self.opts.memo {
@@ -388,14 +424,20 @@ impl<'a> Search<'a> {
         let resources = tr.users.len();
         let mut lv = std::mem::take(&mut self.levels[depth]);
         lv.critical.clear();
+        lv.demand.clear();
+        lv.demand.resize(resources, 0);
         for r in 0..resources {
-            let critical = if self.opts.reduced {
-                self.load[r] == k
+            let slots = tr.slots[r];
+            let demand = if self.opts.reduced {
+                // What the k − 1 frames after this one cannot carry.
+                self.load[r].saturating_sub((k - 1).saturating_mul(slots))
             } else {
-                self.load0[r] == self.target && self.load[r] > 0
+                // Teams of the original traffic: its bottlenecks used in every frame.
+                u32::from(frames_for(self.load0[r], slots) == self.target && self.load[r] > 0)
             };
-            if critical {
+            if demand > 0 {
                 lv.critical.push(r as u32);
+                lv.demand[r] = demand;
             }
         }
         lv.order.clear();
@@ -403,10 +445,7 @@ impl<'a> Search<'a> {
             // Transfers on the most loaded resources first: they are the ones that turn critical.
             lv.keyed.clear();
             for t in members(&self.rem) {
-                let weight: u64 = tr.paths[t as usize]
-                    .iter()
-                    .map(|&r| self.load[r as usize] as u64)
-                    .sum();
+                let weight = tr.weight(t, &self.load);
                 lv.keyed.push((std::cmp::Reverse(weight), t));
             }
             lv.keyed.sort_unstable();
@@ -419,18 +458,22 @@ impl<'a> Search<'a> {
         lv.depot_load.clear();
         lv.depot_load.resize(resources, 0);
         lv.used.clear();
-        lv.used.resize(resources, false);
-        lv.is_critical.clear();
-        lv.is_critical.resize(resources, false);
-        for &c in &lv.critical {
-            lv.is_critical[c as usize] = true;
+        lv.used.resize(resources, 0);
+        lv.outside.clear();
+        let count_outside = self.opts.skeleton && !tr.unit;
+        if count_outside {
+            lv.outside.resize(resources, 0);
         }
         for t in members(&self.rem) {
             let path = &tr.paths[t as usize];
-            if !self.opts.skeleton || path.iter().any(|&r| lv.is_critical[r as usize]) {
+            if !self.opts.skeleton || path.iter().any(|&r| lv.demand[r as usize] > 0) {
                 put(&mut lv.depot, t);
                 for &r in path {
                     lv.depot_load[r as usize] += 1;
+                }
+            } else if count_outside {
+                for &r in path {
+                    lv.outside[r as usize] += 1;
                 }
             }
         }
@@ -453,7 +496,7 @@ impl<'a> Search<'a> {
             if !self.visit() {
                 break Outcome::Stopped;
             }
-            if self.pruned(depth) {
+            if self.pruned(depth, skeleton_phase) {
                 break Outcome::Exhausted;
             }
             let Some((x, next_cursor)) = self.branch_transfer(depth, cursor) else {
@@ -476,27 +519,33 @@ impl<'a> Search<'a> {
     }
 
     /// Blank or idle category (when those prunings are on).
-    fn pruned(&self, depth: usize) -> bool {
+    fn pruned(&self, depth: usize, skeleton_phase: bool) -> bool {
         let lv = &self.levels[depth];
         if self.opts.idle && lv.uncovered > 0 {
-            let idle = lv
-                .critical
-                .iter()
-                .any(|&c| !lv.used[c as usize] && lv.depot_load[c as usize] == 0);
+            // Even the whole depot cannot meet a critical demand.
+            let idle = lv.critical.iter().any(|&c| {
+                let c = c as usize;
+                lv.used[c] + lv.depot_load[c] < lv.demand[c]
+            });
             if idle {
                 return true;
             }
         }
-        self.opts.blank && self.opts.full && self.has_unreachable_excluded(lv)
+        self.opts.blank && self.opts.full && self.has_unreachable_excluded(lv, skeleton_phase)
     }
 
-    /// An excluded transfer that conflicts with neither the includer nor anything in the depot.
-    fn has_unreachable_excluded(&self, lv: &Level) -> bool {
+    /// An excluded transfer that will fit whatever joins the includer: no resource of its path
+    /// can run out of slots, even if every depot transfer on it joins (and, in the skeleton
+    /// phase with slots, every transfer the extension may add).
+    fn has_unreachable_excluded(&self, lv: &Level, skeleton_phase: bool) -> bool {
+        let tr = self.traffic;
+        let outside = skeleton_phase && !lv.outside.is_empty();
         lv.excluder[lv.excluder_start..].iter().any(|&e| {
-            let path = &self.traffic.paths[e as usize];
-            !path
-                .iter()
-                .any(|&r| lv.used[r as usize] || lv.depot_load[r as usize] > 0)
+            tr.paths[e as usize].iter().all(|&r| {
+                let r = r as usize;
+                let later = if outside { lv.outside[r] } else { 0 };
+                lv.used[r] + lv.depot_load[r] + later < tr.slots[r]
+            })
         })
     }
 
@@ -506,25 +555,27 @@ impl<'a> Search<'a> {
         let lv = &self.levels[depth];
         if self.opts.guided && lv.uncovered > 0 {
             // The uncovered critical resource with the fewest candidates, as in exact cover.
+            // Slack: depot candidates beyond what the demand still needs.
             let best = lv
                 .critical
                 .iter()
                 .copied()
-                .filter(|&c| !lv.used[c as usize] && lv.depot_load[c as usize] > 0)
-                .min_by_key(|&c| (lv.depot_load[c as usize], c));
+                .filter(|&c| {
+                    let c = c as usize;
+                    lv.used[c] < lv.demand[c] && lv.depot_load[c] > 0
+                })
+                .min_by_key(|&c| {
+                    let c = c as usize;
+                    let need = lv.demand[c] - lv.used[c];
+                    (lv.depot_load[c].saturating_sub(need), c)
+                });
             if let Some(c) = best {
-                let load = &self.load;
-                let x = self.traffic.users[c as usize]
+                let tr = self.traffic;
+                let x = tr.users[c as usize]
                     .iter()
                     .copied()
                     .filter(|&t| has(&lv.depot, t))
-                    .max_by_key(|&t| {
-                        let weight: u64 = self.traffic.paths[t as usize]
-                            .iter()
-                            .map(|&r| load[r as usize] as u64)
-                            .sum();
-                        (weight, std::cmp::Reverse(t))
-                    })
+                    .max_by_key(|&t| (tr.weight(t, &self.load), std::cmp::Reverse(t)))
                     .expect("a critical resource with depot load has a depot transfer");
                 return Some((x, cursor));
             }
@@ -559,12 +610,16 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Positive sub-category: `x` joins the includer, its conflicts leave the depot.
+    /// Positive sub-category: `x` joins the includer; the transfers of every resource it fills
+    /// leave the depot.
     fn positive(&mut self, depth: usize, x: u32, skeleton_phase: bool, cursor: usize) -> Outcome {
         let tr = self.traffic;
         let mark = self.levels[depth].log.len();
         self.remove_from_depot(depth, x);
         for &r in &tr.paths[x as usize] {
+            if self.levels[depth].used[r as usize] + 1 < tr.slots[r as usize] {
+                continue;
+            }
             for &t in &tr.users[r as usize] {
                 if has(&self.levels[depth].depot, t) {
                     self.remove_from_depot(depth, t);
@@ -582,23 +637,24 @@ impl<'a> Search<'a> {
         out
     }
 
+    /// Count `x` on its resources (or take it off), keeping track of the demands met.
     fn set_used(&mut self, depth: usize, x: u32, used: bool) {
         let tr = self.traffic;
-        let critical_hit = {
-            let lv = &mut self.levels[depth];
-            for &r in &tr.paths[x as usize] {
-                lv.used[r as usize] = used;
-            }
-            tr.paths[x as usize]
-                .iter()
-                .filter(|&&r| lv.is_critical[r as usize])
-                .count()
-        };
         let lv = &mut self.levels[depth];
-        if used {
-            lv.uncovered -= critical_hit;
-        } else {
-            lv.uncovered += critical_hit;
+        for &r in &tr.paths[x as usize] {
+            let r = r as usize;
+            let met_before = lv.demand[r] > 0 && lv.used[r] >= lv.demand[r];
+            if used {
+                lv.used[r] += 1;
+            } else {
+                lv.used[r] -= 1;
+            }
+            let met_after = lv.demand[r] > 0 && lv.used[r] >= lv.demand[r];
+            if met_after && !met_before {
+                lv.uncovered -= 1;
+            } else if met_before && !met_after {
+                lv.uncovered += 1;
+            }
         }
     }
 
@@ -608,7 +664,7 @@ impl<'a> Search<'a> {
         if lv.uncovered > 0 {
             return Outcome::Exhausted;
         }
-        if self.opts.full && self.has_unreachable_excluded(lv) {
+        if self.opts.full && self.has_unreachable_excluded(lv, skeleton_phase) {
             return Outcome::Exhausted;
         }
         if skeleton_phase {
@@ -623,20 +679,34 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Category of a complete skeleton team: depot = remaining transfers that do not conflict
-    /// with it, excluder empty (every skeleton transfer conflicts with a team) (§5, step 2).
+    /// Category of a complete skeleton team: depot = remaining transfers outside the skeleton
+    /// that fit beside it (§5, step 2). With one slot everywhere, every excluded skeleton
+    /// transfer is blocked by the critical resource it uses, so only the extension's excluded
+    /// transfers are checked for fullness; with slots, so are the skeleton's still unblocked.
     fn extend_skeleton_team(&mut self, depth: usize) -> Outcome {
         let tr = self.traffic;
         let start = {
             let lv = &mut self.levels[depth];
             let start = lv.log.len();
-            lv.excluder_start = lv.excluder.len();
+            let all_blocked = tr.unit
+                || lv.excluder.iter().all(|&e| {
+                    tr.paths[e as usize]
+                        .iter()
+                        .any(|&r| lv.used[r as usize] == tr.slots[r as usize])
+                });
+            lv.excluder_start = if all_blocked { lv.excluder.len() } else { 0 };
             start
         };
         let mut added = Vec::new();
         for t in members(&self.rem) {
             let lv = &self.levels[depth];
-            if !tr.paths[t as usize].iter().any(|&r| lv.used[r as usize]) {
+            let path = &tr.paths[t as usize];
+            let outside_skeleton = !path.iter().any(|&r| lv.demand[r as usize] > 0);
+            if outside_skeleton
+                && path
+                    .iter()
+                    .all(|&r| lv.used[r as usize] < tr.slots[r as usize])
+            {
                 added.push(t);
             }
         }
@@ -734,17 +804,19 @@ fn with_deep_stack<T: Send>(transfers: usize, f: impl FnOnce() -> T + Send) -> C
     })
 }
 
-/// Find a liquid schedule of `paths` (each transfer's resource indices, all below `resources`),
-/// or prove there is none and search the optimal length (when `opts.optimize`).
+/// Find a liquid schedule of `paths` (each transfer's resource indices, all below `resources`,
+/// whose slot counts are `slots`; empty means one slot each), or prove there is none and search
+/// the optimal length (when `opts.optimize`).
 ///
 /// When a budget runs out the best schedule known is returned — the deepest partial schedule
 /// of the search completed by DSatur, or DSatur's — with the proven lower bound.
 pub fn liquid_schedule(
     paths: &[Vec<u32>],
     resources: usize,
+    slots: &[u32],
     opts: &SearchOptions,
 ) -> CoreResult<SearchResult> {
-    let traffic = Traffic::new(paths, resources)?;
+    let traffic = Traffic::new(paths, resources, slots)?;
     if let Some(t) = opts.time_limit {
         if !(t.is_finite() && t >= 0.0) {
             return Err(CoreError::InvalidInput(format!(
@@ -844,7 +916,8 @@ fn best_known(traffic: &Traffic, partial: &[Vec<u32>]) -> (Vec<Vec<u32>>, Source
         .iter()
         .map(|&t| traffic.paths[t as usize].clone())
         .collect();
-    let rest = dsatur(&left_paths, traffic.users.len()).expect("paths were validated");
+    let rest = dsatur(&left_paths, traffic.users.len(), &traffic.slots)
+        .expect("paths and slots were validated");
     let mut frames = partial.to_vec();
     frames.extend(
         rest.into_iter()
@@ -864,9 +937,10 @@ fn best_known(traffic: &Traffic, partial: &[Vec<u32>]) -> (Vec<Vec<u32>>, Source
 pub fn count_full_teams(
     paths: &[Vec<u32>],
     resources: usize,
+    slots: &[u32],
     opts: &SearchOptions,
 ) -> CoreResult<TeamCount> {
-    let traffic = Traffic::new(paths, resources)?;
+    let traffic = Traffic::new(paths, resources, slots)?;
     with_deep_stack(traffic.len(), || {
         let mut search = Search::new(&traffic, opts, Mode::Count, None);
         let lambda = traffic.duration();
@@ -882,7 +956,10 @@ pub fn count_full_teams(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{is_valid_schedule, two_switch_paths};
+    use crate::testing::{
+        brute_force_frames, is_valid_schedule, is_valid_with_slots, random_slot_traffic,
+        two_switch_paths, Rng,
+    };
 
     /// Smallest number of frames, by trying every assignment (tiny cases only).
     fn brute_force_optimum(paths: &[Vec<u32>]) -> usize {
@@ -916,7 +993,7 @@ mod tests {
     #[test]
     fn two_switch_is_liquid_in_six_frames() {
         let paths = two_switch_paths();
-        let r = liquid_schedule(&paths, 12, &SearchOptions::default()).unwrap();
+        let r = liquid_schedule(&paths, 12, &[], &SearchOptions::default()).unwrap();
         assert_eq!(r.duration, 6);
         assert_eq!(r.frames.len(), 6);
         assert!(r.liquid && r.optimal);
@@ -937,15 +1014,15 @@ mod tests {
             guided: false,
             ..SearchOptions::default()
         };
-        let r = liquid_schedule(&paths, 12, &naive).unwrap();
+        let r = liquid_schedule(&paths, 12, &[], &naive).unwrap();
         assert!(r.liquid && is_valid_schedule(&paths, &r.frames));
     }
 
     #[test]
     fn fig7_triangle_has_no_liquid_schedule() {
-        // Three transfers, each on two of three links: every pair conflicts, Λ = 2.
+        // Three transfers, each on two of three links: every pair conflicts, &[], Λ = 2.
         let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
-        let r = liquid_schedule(&paths, 3, &SearchOptions::default()).unwrap();
+        let r = liquid_schedule(&paths, 3, &[], &SearchOptions::default()).unwrap();
         assert_eq!(r.duration, 2);
         assert_eq!(r.frames.len(), 3);
         assert!(!r.liquid && r.optimal);
@@ -967,7 +1044,7 @@ mod tests {
             optimize: false,
             ..SearchOptions::default()
         };
-        let r = liquid_schedule(&paths, 6, &opts).unwrap();
+        let r = liquid_schedule(&paths, 6, &[], &opts).unwrap();
         assert_eq!(r.lower_bound, 3);
         assert!(is_valid_schedule(&paths, &r.frames));
     }
@@ -1004,7 +1081,7 @@ mod tests {
                     ..SearchOptions::default()
                 },
             ] {
-                let r = liquid_schedule(&paths, resources, &opts).unwrap();
+                let r = liquid_schedule(&paths, resources, &[], &opts).unwrap();
                 assert!(is_valid_schedule(&paths, &r.frames), "{paths:?}");
                 assert_eq!(r.frames.len(), best, "{paths:?}");
                 assert!(r.optimal);
@@ -1023,8 +1100,8 @@ mod tests {
             guided: false,
             ..all.clone()
         };
-        let a = count_full_teams(&paths, 12, &all).unwrap();
-        let b = count_full_teams(&paths, 12, &plain).unwrap();
+        let a = count_full_teams(&paths, 12, &[], &all).unwrap();
+        let b = count_full_teams(&paths, 12, &[], &plain).unwrap();
         assert_eq!(a.teams, b.teams);
         assert!(a.teams > 0 && a.complete && b.complete);
         assert!(a.nodes < b.nodes);
@@ -1037,7 +1114,7 @@ mod tests {
             node_limit: Some(3),
             ..SearchOptions::default()
         };
-        let r = liquid_schedule(&paths, 12, &opts).unwrap();
+        let r = liquid_schedule(&paths, 12, &[], &opts).unwrap();
         assert_eq!(r.stopped_by, Some(Budget::Nodes));
         assert!(is_valid_schedule(&paths, &r.frames));
         assert_eq!(r.lower_bound, 6);
@@ -1045,14 +1122,118 @@ mod tests {
 
     #[test]
     fn empty_traffic_has_an_empty_schedule() {
-        let r = liquid_schedule(&[], 3, &SearchOptions::default()).unwrap();
+        let r = liquid_schedule(&[], 3, &[], &SearchOptions::default()).unwrap();
         assert!(r.frames.is_empty() && r.liquid && r.optimal);
+    }
+
+    #[test]
+    fn slots_agree_with_brute_force() {
+        let mut rng = Rng(987654321);
+        for _ in 0..400 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let best = brute_force_frames(&paths, &slots);
+            let resources = slots.len();
+            for opts in [
+                SearchOptions::default(),
+                SearchOptions {
+                    memo: false,
+                    guided: false,
+                    ..SearchOptions::default()
+                },
+                SearchOptions {
+                    skeleton: false,
+                    ..SearchOptions::default()
+                },
+                SearchOptions {
+                    blank: false,
+                    idle: false,
+                    skeleton: false,
+                    reduced: false,
+                    full: false,
+                    memo: false,
+                    guided: false,
+                    ..SearchOptions::default()
+                },
+            ] {
+                let r = liquid_schedule(&paths, resources, &slots, &opts).unwrap();
+                assert!(
+                    is_valid_with_slots(&paths, &slots, &r.frames),
+                    "{paths:?} {slots:?}"
+                );
+                assert_eq!(r.frames.len(), best, "{paths:?} {slots:?} {opts:?}");
+                assert!(r.optimal);
+                assert_eq!(r.liquid, best as u32 == r.duration);
+            }
+        }
+    }
+
+    #[test]
+    fn an_uplink_with_ten_slots_is_not_a_bottleneck() {
+        // Paper 002's hierarchy, 4 hosts on each of 2 edge switches, all-to-all: resources
+        // 0-7 host uplinks, 8-15 host downlinks, 16 e1>root and 17 root>e2, 18 e2>root and
+        // 19 root>e1 (10 slots each: 1 Gbit/s over 100 Mbit/s hosts).
+        let mut paths = Vec::new();
+        for i in 0..8u32 {
+            for j in 0..8u32 {
+                if i == j {
+                    continue;
+                }
+                let mut p = vec![i, 8 + j];
+                if i < 4 && j >= 4 {
+                    p.extend([16, 17]);
+                }
+                if i >= 4 && j < 4 {
+                    p.extend([18, 19]);
+                }
+                paths.push(p);
+            }
+        }
+        let mut slots = vec![1u32; 16];
+        slots.extend([10, 10, 10, 10]);
+        let r = liquid_schedule(&paths, 20, &slots, &SearchOptions::default()).unwrap();
+        assert_eq!(r.duration, 7);
+        assert_eq!(r.frames.len(), 7);
+        assert!(r.liquid && r.optimal);
+        assert!(is_valid_with_slots(&paths, &slots, &r.frames));
+        // With one slot the uplinks carry 16 transfers each: 16 frames.
+        let one = liquid_schedule(&paths, 20, &[], &SearchOptions::default()).unwrap();
+        assert_eq!(one.frames.len(), 16);
+    }
+
+    #[test]
+    fn team_counts_with_slots_do_not_depend_on_the_reductions() {
+        let mut rng = Rng(4242);
+        for _ in 0..200 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let resources = slots.len();
+            let all = SearchOptions::default();
+            let plain = SearchOptions {
+                blank: false,
+                idle: false,
+                skeleton: false,
+                guided: false,
+                ..all.clone()
+            };
+            let a = count_full_teams(&paths, resources, &slots, &all).unwrap();
+            let b = count_full_teams(&paths, resources, &slots, &plain).unwrap();
+            assert_eq!(a.teams, b.teams, "{paths:?} {slots:?}");
+        }
+    }
+
+    #[test]
+    fn bad_slots_are_an_error() {
+        for slots in [vec![1u32], vec![1, 0]] {
+            assert!(matches!(
+                liquid_schedule(&[vec![0]], 2, &slots, &SearchOptions::default()),
+                Err(CoreError::InvalidInput(_))
+            ));
+        }
     }
 
     #[test]
     fn bad_input_is_an_error() {
         assert!(matches!(
-            liquid_schedule(&[vec![5]], 2, &SearchOptions::default()),
+            liquid_schedule(&[vec![5]], 2, &[], &SearchOptions::default()),
             Err(CoreError::InvalidInput(_))
         ));
         let opts = SearchOptions {
@@ -1060,7 +1241,7 @@ mod tests {
             ..SearchOptions::default()
         };
         assert!(matches!(
-            liquid_schedule(&[vec![0]], 2, &opts),
+            liquid_schedule(&[vec![0]], 2, &[], &opts),
             Err(CoreError::InvalidInput(_))
         ));
     }

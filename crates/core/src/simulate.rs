@@ -1,20 +1,23 @@
 //! Event-driven prediction of what a schedule achieves, in three network models (DESIGN.md).
 //!
 //! - *frames*: synchronous timeframes, each as long as its longest piece plus an overhead β;
-//! - *circuit* (wormhole / cut-through): a transfer holds every resource of its path for its
-//!   whole duration and starts when all of them are free, resources being granted in schedule
-//!   order;
+//! - *circuit* (wormhole / cut-through): a transfer holds a slot of every resource of its path
+//!   for its whole duration and starts when each of them has a free slot, slots being granted in
+//!   schedule order;
 //! - *fluid*: max-min fair sharing of every resource among the flows crossing it, rates
 //!   recomputed by progressive filling at every start and finish, with three start policies:
 //!   all at once, frame by frame behind a barrier, or per sender in schedule order.
 //!
-//! A flow first spends its path latency, then sends its bytes. Capacities, latencies and sizes
-//! may all differ.
+//! A resource with capacity `c` and `k` slots carries `k` transfers at once, each at its slot
+//! rate `c / k`; in the frames and circuit models a flow runs at the smallest slot rate of its
+//! path. The fluid model shares capacities and ignores slots. A flow first spends its path
+//! latency, then sends its bytes. Capacities, slots, latencies and sizes may all differ.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::error::{CoreError, CoreResult};
+use crate::slots::checked_slots;
 
 /// One piece of a schedule to simulate.
 #[derive(Debug, Clone)]
@@ -52,6 +55,8 @@ pub enum Model {
 #[derive(Debug, Clone)]
 pub struct Problem {
     pub capacities: Vec<f64>,
+    /// Slots of each resource (frames and circuit models); empty means one each.
+    pub slots: Vec<u32>,
     pub flows: Vec<Flow>,
     pub frames: Vec<Vec<u32>>,
     /// Overhead β added to every frame (frames model and frames policy).
@@ -74,6 +79,7 @@ pub struct Prediction {
 
 fn check(problem: &Problem) -> CoreResult<()> {
     let resources = problem.capacities.len();
+    checked_slots(&problem.slots, resources)?;
     for (r, &c) in problem.capacities.iter().enumerate() {
         if !(c.is_finite() && c > 0.0) {
             return Err(CoreError::InvalidInput(format!(
@@ -155,17 +161,21 @@ pub fn simulate(problem: &Problem, model: Model, bins: usize) -> CoreResult<Pred
     Ok(prediction)
 }
 
-/// The smallest capacity on a flow's path: its rate when alone.
-fn narrowest_capacity(problem: &Problem, f: &Flow) -> f64 {
+fn slots_of(problem: &Problem, r: u32) -> u32 {
+    problem.slots.get(r as usize).copied().unwrap_or(1)
+}
+
+/// The smallest slot rate (capacity / slots) on a flow's path: its rate in a slot.
+fn slot_rate(problem: &Problem, f: &Flow) -> f64 {
     f.path
         .iter()
-        .map(|&r| problem.capacities[r as usize])
+        .map(|&r| problem.capacities[r as usize] / slots_of(problem, r) as f64)
         .fold(f64::INFINITY, f64::min)
 }
 
-/// Time a flow needs alone: its latency, then its bytes at the narrowest capacity of its path.
-fn alone_s(problem: &Problem, f: &Flow) -> f64 {
-    f.latency_s + f.size_bytes / narrowest_capacity(problem, f)
+/// Time a flow needs in its slot: its latency, then its bytes at its slot rate.
+fn slot_time_s(problem: &Problem, f: &Flow) -> f64 {
+    f.latency_s + f.size_bytes / slot_rate(problem, f)
 }
 
 fn frames_model(problem: &Problem) -> Prediction {
@@ -175,7 +185,7 @@ fn frames_model(problem: &Problem) -> Prediction {
     for frame in &problem.frames {
         let mut longest: f64 = 0.0;
         for &i in frame {
-            let d = alone_s(problem, &problem.flows[i as usize]);
+            let d = slot_time_s(problem, &problem.flows[i as usize]);
             start[i as usize] = t;
             finish[i as usize] = t + d;
             longest = longest.max(d);
@@ -195,14 +205,31 @@ fn frames_model(problem: &Problem) -> Prediction {
 fn circuit_model(problem: &Problem) -> Prediction {
     let n = problem.flows.len();
     let (mut start, mut finish) = (vec![0.0; n], vec![0.0; n]);
-    let mut free = vec![0.0f64; problem.capacities.len()];
+    // free[r]: when each slot of resource r is next free.
+    let mut free: Vec<Vec<f64>> = (0..problem.capacities.len() as u32)
+        .map(|r| vec![0.0; slots_of(problem, r) as usize])
+        .collect();
+    let earliest = |slots: &[f64]| -> usize {
+        (0..slots.len())
+            .min_by(|&a, &b| slots[a].total_cmp(&slots[b]))
+            .expect("a resource has a slot")
+    };
     let mut makespan: f64 = 0.0;
     for &i in problem.frames.iter().flatten() {
         let f = &problem.flows[i as usize];
-        let s = f.path.iter().map(|&r| free[r as usize]).fold(0.0, f64::max);
-        let e = s + alone_s(problem, f);
+        let s = f
+            .path
+            .iter()
+            .map(|&r| {
+                let slots = &free[r as usize];
+                slots[earliest(slots)]
+            })
+            .fold(0.0, f64::max);
+        let e = s + slot_time_s(problem, f);
         for &r in &f.path {
-            free[r as usize] = e;
+            let slots = &mut free[r as usize];
+            let k = earliest(slots);
+            slots[k] = e;
         }
         start[i as usize] = s;
         finish[i as usize] = e;
@@ -259,14 +286,14 @@ impl Grid {
 fn constant_rate_utilisation(problem: &Problem, p: &Prediction, bins: usize) -> Vec<f64> {
     let mut grid = Grid::new(problem.capacities.len(), bins, p.makespan_s);
     for (i, f) in problem.flows.iter().enumerate() {
-        let narrowest = narrowest_capacity(problem, f);
+        let rate = slot_rate(problem, f);
         let data_start = p.start_s[i] + f.latency_s;
         for &r in &f.path {
             grid.add(
                 r as usize,
                 data_start,
                 p.finish_s[i],
-                narrowest / problem.capacities[r as usize],
+                rate / problem.capacities[r as usize],
             );
         }
     }
@@ -607,6 +634,7 @@ mod tests {
         fl[2].size_bytes = 2.0;
         Problem {
             capacities: vec![2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+            slots: Vec::new(),
             flows: fl,
             frames: vec![vec![0, 2], vec![1]],
             overhead_s: 0.0,
@@ -656,15 +684,17 @@ mod tests {
         }
         let problem = Problem {
             capacities: caps.clone(),
+            slots: Vec::new(),
             flows: fl.clone(),
             frames: rr,
             overhead_s: 0.0,
         };
         let circuit = simulate(&problem, Model::Circuit, 0).unwrap();
         assert!(close(circuit.makespan_s, 7.0), "{}", circuit.makespan_s);
-        let liquid = crate::liquid::liquid_schedule(&paths, 12, &Default::default()).unwrap();
+        let liquid = crate::liquid::liquid_schedule(&paths, 12, &[], &Default::default()).unwrap();
         let problem = Problem {
             capacities: caps,
+            slots: Vec::new(),
             flows: fl,
             frames: liquid.frames,
             overhead_s: 0.0,
@@ -681,6 +711,7 @@ mod tests {
         fl[1].sender = 0;
         let problem = Problem {
             capacities: vec![1.0],
+            slots: Vec::new(),
             flows: fl,
             frames: vec![vec![1], vec![0]],
             overhead_s: 0.0,
@@ -695,6 +726,7 @@ mod tests {
         fl[0].latency_s = 0.5;
         let problem = Problem {
             capacities: vec![5.0],
+            slots: Vec::new(),
             flows: fl,
             frames: vec![vec![0]],
             overhead_s: 0.25,
@@ -712,6 +744,7 @@ mod tests {
     fn utilisation_of_a_saturated_link_is_one() {
         let problem = Problem {
             capacities: vec![2.0, 4.0],
+            slots: Vec::new(),
             flows: flows(&[vec![0, 1], vec![0]], 2.0),
             frames: vec![vec![0, 1]],
             overhead_s: 0.0,
@@ -740,5 +773,32 @@ mod tests {
             simulate(&problem, Model::Circuit, 0),
             Err(CoreError::InvalidInput(_))
         ));
+    }
+
+    #[test]
+    fn slots_share_a_resource_in_the_frames_and_circuit_models() {
+        // A resource of capacity 2 with 2 slots: each flow runs at 1 in its slot.
+        let problem = Problem {
+            capacities: vec![2.0],
+            slots: vec![2],
+            flows: (0..3)
+                .map(|s| Flow {
+                    path: vec![0],
+                    size_bytes: 1.0,
+                    latency_s: 0.0,
+                    sender: s,
+                })
+                .collect(),
+            frames: vec![vec![0, 1], vec![2]],
+            overhead_s: 0.0,
+        };
+        let frames = simulate(&problem, Model::Frames, 0).unwrap();
+        assert_eq!(frames.makespan_s, 2.0);
+        // Circuit: flows 0 and 1 take the two slots, flow 2 the first one freed.
+        let circuit = simulate(&problem, Model::Circuit, 4).unwrap();
+        assert_eq!(circuit.finish_s, vec![1.0, 1.0, 2.0]);
+        // Two flows at half the capacity each fill the resource during the first second.
+        assert!((circuit.utilisation[0] - 1.0).abs() < 1e-12);
+        assert!((circuit.utilisation[3] - 0.5).abs() < 1e-12);
     }
 }

@@ -5,12 +5,13 @@ per switch, a ``<link>`` per resource and a ``<route>`` (``symmetrical="NO"``) f
 sender → receiver pair, self routes included. Links map as follows:
 
 * a shared-duplex pair (both directions on one capacity) is one ``SHARED`` link crossed both ways;
-* two opposite links with the same capacity and latency are one ``SPLITDUPLEX`` link, the first
-  declared direction being ``UP``;
+* two opposite links with the same capacity, latency and slots are one ``SPLITDUPLEX`` link, the
+  first declared direction being ``UP``;
 * any other directed link is a ``SHARED`` link crossed one way only.
 
 Each link carries properties ``src`` and ``dst`` (the ends of its ``UP`` or only direction) and
-``up``/``down`` (the liquidsched link ids of its directions), and hosts that only send or only
+``up``/``down`` (the liquidsched link ids of its directions), plus ``slots`` where the topology
+sets them (SimGrid ignores it; liquidsched reads it back), and hosts that only send or only
 receive carry a ``role`` property, so that importing the file gives back the same links,
 capacities, latencies and routes. A ``<config>`` block selects the model liquidsched's fluid model
 agrees with: CM02 (ideal max-min), without TCP window bound or cross traffic.
@@ -78,7 +79,8 @@ def _simgrid_links(net: Network) -> tuple[list[dict], dict[str, tuple[str, str]]
             opposite = net.link_between(link.dst, link.src)
             if (opposite is not None and opposite not in carried and opposite not in partner
                     and net.links[opposite].capacity_Bps == link.capacity_Bps
-                    and net.links[opposite].latency_s == link.latency_s):
+                    and net.links[opposite].latency_s == link.latency_s
+                    and net.links[opposite].slots == link.slots):
                 down, policy = opposite, SPLITDUPLEX
         sg_id = f"{lid}|{down}" if down is not None else lid
         carried[lid] = (sg_id, UP if policy == SPLITDUPLEX else NONE)
@@ -113,6 +115,8 @@ def platform_xml(net: Network, latencies: bool = True) -> str:
         props = {"src": link.src, "dst": link.dst, "up": item["up"]}
         if item["down"] is not None:
             props["down"] = item["down"]
+        if link.slots is not None:
+            props["slots"] = str(link.slots)
         for key, value in props.items():
             ET.SubElement(el, "prop", id=key, value=value)
     for s in net.senders():
@@ -382,6 +386,7 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
             ids[d] = given[d] or (lid if len(dirs) == 1 else f"{lid}_{d}")
             tail, head = ((lid, 0), (lid, 1)) if d == UP else ((lid, 1), (lid, 0))
             out_links.append(Link(ids[d], node_of(tail), node_of(head), info["capacity"], info["latency"],
+                                  _slots_property(props, f"{zwhere}: link {lid!r}"),
                                   origin=f"{zwhere}: link {lid!r} ({d})"))
         if len(dirs) == 2 and info["policy"] == SHARED:
             shared.append([ids[UP], ids[DOWN]])
@@ -394,6 +399,16 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
     nodes += [Node(s, SWITCH) for s in switches]
     paths = {key: (key[0], *(node_of(x) for x in after)) for key, after in crossed.items()}
     return Network(nodes, out_links, ExplicitPaths(paths), shared, name=name, description=description)
+
+
+def _slots_property(props: dict[str, str], where: str) -> int | None:
+    """The ``slots`` property of a link (liquidsched's own), or None."""
+    text = props.get("slots")
+    if text is None:
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise E(f"{where}: property slots: expected a whole number of at least 1, got {text!r}")
+    return int(text)
 
 
 def _role(sends: bool, receives: bool) -> str:

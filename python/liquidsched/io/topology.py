@@ -12,11 +12,14 @@
       - {id: c, kind: host, role: sender}
     cables:                                               # a cable is two opposite links a>b, b>a
       - {a: a, b: s1}
-      - {a: s1, b: s2, capacity_Bps: 10Gbit/s, shared_duplex: true}
+      - {a: s1, b: s2, capacity_Bps: 10Gbit/s, shared_duplex: true, slots: 8}
     links:                                                # directed links (id defaults to "src>dst")
       - {src: c, dst: s2}
-    shared_duplex: [["x", "y"]]                           # opposite links sharing one capacity
+    shared_duplex: [["x", "y"], {links: ["u", "v"], slots: 4}]   # opposite links sharing one capacity
     routing: {policy: shortest-path}                      # or next-hop with table, or paths
+
+``slots`` (on a link, a cable or a shared-duplex pair) is how many transfers the resource carries
+at once; where it is not set it is derived from the capacities (:mod:`liquidsched.network`).
 
 ``routing`` is one of ``{policy: shortest-path}``, ``{policy: next-hop, table: {s: {t: next}}}``
 (a missing entry means the direct link) or ``{policy: paths, paths: [{src, dst, via: [nodes]}]}``.
@@ -32,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TopologyError
+import dataclasses
+
 from ..network import HOST, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths, NextHop, ShortestPath
 from .fields import (
@@ -99,24 +104,56 @@ def _build_network(doc: Any) -> Network:
     links: list[Link] = []
     shared: list[list[str]] = []
     for i, item in enumerate(top.get("cables", read_list, [])):
-        f = Fields(item, f"{top.at('cables')}[{i}]", E, ("a", "b", "capacity_Bps", "latency_s", "shared_duplex"))
+        f = Fields(item, f"{top.at('cables')}[{i}]", E,
+                   ("a", "b", "capacity_Bps", "latency_s", "shared_duplex", "slots"))
         a, b = f.get("a", read_id), f.get("b", read_id)
         cap, lat = capacity(f), f.get("latency_s", read_latency, default_lat)
-        links += [Link(f"{a}>{b}", a, b, cap, lat, origin=f.where),
-                  Link(f"{b}>{a}", b, a, cap, lat, origin=f.where)]
+        slots = f.get("slots", read_slots, None)
+        links += [Link(f"{a}>{b}", a, b, cap, lat, slots, origin=f.where),
+                  Link(f"{b}>{a}", b, a, cap, lat, slots, origin=f.where)]
         if f.get("shared_duplex", read_bool, False):
             shared.append([f"{a}>{b}", f"{b}>{a}"])
     for i, item in enumerate(top.get("links", read_list, [])):
-        f = Fields(item, f"{top.at('links')}[{i}]", E, ("id", "src", "dst", "capacity_Bps", "latency_s"))
+        f = Fields(item, f"{top.at('links')}[{i}]", E, ("id", "src", "dst", "capacity_Bps", "latency_s", "slots"))
         src, dst = f.get("src", read_id), f.get("dst", read_id)
         links.append(Link(f.get("id", read_id, f"{src}>{dst}"), src, dst, capacity(f),
-                          f.get("latency_s", read_latency, default_lat), origin=f.where))
+                          f.get("latency_s", read_latency, default_lat), f.get("slots", read_slots, None),
+                          origin=f.where))
+    pair_slots: dict[str, tuple[int, str]] = {}
     for i, pair in enumerate(top.get("shared_duplex", read_list, [])):
-        shared.append(list_of(read_id)(pair, f"{top.at('shared_duplex')}[{i}]", E))
+        where = f"{top.at('shared_duplex')}[{i}]"
+        if isinstance(pair, dict):
+            f = Fields(pair, where, E, ("links", "slots"))
+            ids = f.get("links", list_of(read_id))
+            slots = f.get("slots", read_slots, None)
+            if slots is not None:
+                pair_slots.update({lid: (slots, f.at("slots")) for lid in ids})
+        else:
+            ids = list_of(read_id)(pair, where, E)
+        shared.append(ids)
+    links = [_with_pair_slots(link, pair_slots) for link in links]
 
     routing = _read_routing(top.get("routing", read_mapping, {"policy": "shortest-path"}), top.at("routing"))
     return Network(nodes, links, routing, shared, name=top.get("name", read_id, "network"),
                    description=top.get("description", read_str, ""))
+
+
+def read_slots(value: object, where: str, error: type[Exception]) -> int:
+    """A whole number of slots, at least 1."""
+    slots = read_count(value, where, error)
+    if slots < 1:
+        raise error(f"{where}: expected a whole number of slots of at least 1, got {slots}")
+    return slots
+
+
+def _with_pair_slots(link: Link, pair_slots: dict[str, tuple[int, str]]) -> Link:
+    """``link`` with the slots its shared-duplex pair sets, if any."""
+    if link.id not in pair_slots:
+        return link
+    slots, where = pair_slots[link.id]
+    if link.slots is not None and link.slots != slots:
+        raise E(f"{where}: {slots} slots, but link {link.id!r} sets {link.slots}")
+    return dataclasses.replace(link, slots=slots)
 
 
 def _read_routing(value: dict, where: str):
@@ -157,7 +194,7 @@ def topology_to_dict(net: Network) -> dict[str, Any]:
     ]
     doc["links"] = [
         {"id": l.id, "src": l.src, "dst": l.dst, "capacity_Bps": float(l.capacity_Bps),
-         "latency_s": float(l.latency_s)}
+         "latency_s": float(l.latency_s), **({"slots": l.slots} if l.slots is not None else {})}
         for l in net.links.values()
     ]
     if net.shared_duplex:

@@ -57,7 +57,7 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     info = result.info
     info.time_s = info.time_s or elapsed
     if info.lower_bound is None:
-        info.lower_bound = frame_lower_bound(traffic.resource_sets(network))
+        info.lower_bound = frame_lower_bound(traffic.resource_sets(network), network.resource_slots)
     if info.optimal is None and result.length == info.lower_bound:
         info.optimal = True  # a liquid schedule cannot be beaten
     return result

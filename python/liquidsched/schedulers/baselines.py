@@ -2,33 +2,43 @@
 
 Both first decide *steps* — at each step every sender sends (at most) one transfer — and then
 split every step whose transfers congest into congestion-free frames, first fit in sender order:
-a transfer that meets a busy link waits for the next frame, as it would on a cut-through network.
+a transfer that meets a link with no free slot waits for the next frame, as it would on a
+cut-through network.
 """
 
 from __future__ import annotations
 
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
+from typing import Sequence
 
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
 
 
-def split_steps_into_frames(steps: list[list[int]], resource_sets: list[frozenset[int]]) -> list[list[int]]:
-    """Split each step into frames in which no resource is used twice, first fit, keeping the
-    steps in order (a frame never mixes two steps)."""
+def split_steps_into_frames(steps: list[list[int]], resource_sets: list[frozenset[int]],
+                            slots: Sequence[int] | None = None) -> list[list[int]]:
+    """Split each step into frames in which no resource carries more transfers than its slots
+    (one each when ``slots`` is None), first fit, keeping the steps in order (a frame never mixes
+    two steps).
+
+    Examples
+    --------
+    >>> split_steps_into_frames([[0, 1, 2]], [frozenset({0}), frozenset({0}), frozenset({0})], slots=[2])
+    [[0, 1], [2]]
+    """
     frames: list[list[int]] = []
     for step in steps:
-        step_frames: list[tuple[list[int], set[int]]] = []
+        step_frames: list[tuple[list[int], Counter[int]]] = []
         for i in step:
             for members, used in step_frames:
-                if used.isdisjoint(resource_sets[i]):
+                if all(used[r] < (1 if slots is None else slots[r]) for r in resource_sets[i]):
                     members.append(i)
                     used.update(resource_sets[i])
                     break
             else:
-                step_frames.append(([i], set(resource_sets[i])))
+                step_frames.append(([i], Counter(resource_sets[i])))
         frames += [members for members, _ in step_frames]
     return frames
 
@@ -77,13 +87,13 @@ def round_robin(net: Network, traffic: Traffic) -> Schedule:
     7
     """
     steps = round_robin_steps(net, traffic)
-    frames = split_steps_into_frames(steps, traffic.resource_sets(net))
+    frames = split_steps_into_frames(steps, traffic.resource_sets(net), net.resource_slots)
     return Schedule.from_indices(net, traffic, frames, ScheduleInfo("round-robin", stats={"steps": len(steps)}))
 
 
 def random_order(net: Network, traffic: Traffic, seed: int = 0) -> Schedule:
     """Random order: each sender in a seeded random order; congesting steps are split."""
     steps = random_steps(net, traffic, seed)
-    frames = split_steps_into_frames(steps, traffic.resource_sets(net))
+    frames = split_steps_into_frames(steps, traffic.resource_sets(net), net.resource_slots)
     return Schedule.from_indices(net, traffic, frames,
                                  ScheduleInfo("random", parameters={"seed": seed}, stats={"steps": len(steps)}))

@@ -1,7 +1,8 @@
 """Conflict-graph colouring schedulers (paper 000, Annex A).
 
-Transfers are vertices, congestion is an edge, a colour is a timeframe. DSatur (Brélaz) is the
-fast greedy heuristic the paper compares liquid schedules with; it runs in the Rust core.
+Transfers are vertices, congestion is an edge, a colour is a timeframe; a resource with slots
+takes as many transfers of one colour as it has slots. DSatur (Brélaz) is the fast greedy
+heuristic the paper compares liquid schedules with; it runs in the Rust core.
 """
 
 from __future__ import annotations
@@ -24,5 +25,5 @@ def dsatur(net: Network, traffic: Traffic) -> Schedule:
     True
     """
     paths = traffic.resource_lists(net)
-    frames = _core.dsatur(paths, len(net.resources))
+    frames = _core.dsatur(paths, len(net.resources), slots=net.resource_slots)
     return Schedule.from_indices(net, traffic, frames, ScheduleInfo("dsatur"))

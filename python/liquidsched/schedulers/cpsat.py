@@ -1,10 +1,11 @@
 """The exact assignment model of paper 000 §1, solved by OR-Tools CP-SAT.
 
 A boolean ``x[t, s]`` puts transfer ``t`` in timeslot ``s``; every transfer gets exactly one
-slot, no resource is used twice in a slot, and the number of slots in use is minimised. This is
-the formulation a user would otherwise reach for, and an optimality check independent of the
-liquid search. Slots are bounded by a DSatur colouring, used slots come first (the usual
-symmetry break), and at least Λ slots are used.
+timeslot, no resource carries more transfers in a timeslot than it has slots (one: it is used
+at most once), and the number of timeslots in use is minimised. This is the formulation a user
+would otherwise reach for, and an optimality check independent of the liquid search. Timeslots
+are bounded by a DSatur colouring, used timeslots come first (the usual symmetry break), and at
+least the frame bound of them are used.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from ..traffic import Traffic
 from .liquid import check_budget
 
 
-def build_slot_model(paths: list[list[int]], resources: int, slots: int, lower: int):
-    """The CP-SAT model: returns ``(model, x, used)`` with ``x[t][s]`` and ``used[s]``."""
+def build_slot_model(paths: list[list[int]], resources: int, slots: int, lower: int,
+                     capacity: list[int] | None = None):
+    """The CP-SAT model over ``slots`` timeslots, resource ``r`` taking ``capacity[r]`` transfers
+    a timeslot (one each when None): returns ``(model, x, used)`` with ``x[t][s]`` and ``used[s]``."""
     model = cp_model.CpModel()
     x = [[model.new_bool_var(f"x{t}_{s}") for s in range(slots)] for t in range(len(paths))]
     used = [model.new_bool_var(f"used{s}") for s in range(slots)]
@@ -33,10 +36,14 @@ def build_slot_model(paths: list[list[int]], resources: int, slots: int, lower: 
     for t, path in enumerate(paths):
         for r in path:
             users[r].append(t)
-    for ts in users:
-        if len(ts) > 1:
+    for r, ts in enumerate(users):
+        k = 1 if capacity is None else capacity[r]
+        if len(ts) > k:
             for s in range(slots):
-                model.add_at_most_one(x[t][s] for t in ts)
+                if k == 1:
+                    model.add_at_most_one(x[t][s] for t in ts)
+                else:
+                    model.add(sum(x[t][s] for t in ts) <= k)
     for s in range(slots - 1):
         model.add_implication(used[s + 1], used[s])
     model.add(sum(used) >= lower)
@@ -68,9 +75,10 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InputError(f"workers must be a positive integer, got {workers!r}")
     paths = traffic.resource_lists(net)
-    lower = frame_lower_bound(traffic.resource_sets(net))
-    greedy = _core.dsatur(paths, len(net.resources))
-    model, x, _ = build_slot_model(paths, len(net.resources), len(greedy), lower)
+    slots = net.resource_slots
+    lower = frame_lower_bound(traffic.resource_sets(net), slots)
+    greedy = _core.dsatur(paths, len(net.resources), slots=slots)
+    model, x, _ = build_slot_model(paths, len(net.resources), len(greedy), lower, slots)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     if time_limit is not None:

@@ -1,8 +1,10 @@
 """Exact liquid schedules (papers 000 and 001): the search runs in the Rust core.
 
-A liquid schedule has as many frames as the traffic's duration Λ, so every bottleneck is busy
-in every frame. The search finds one, or proves that none exists and then finds the optimal
-length (paper 000 Fig. 7). With a budget it returns the best schedule it knows, the proven
+The search works in frames of the slot model: a resource carries up to its slots' worth of
+transfers in a frame. A schedule with as many frames as the frame bound keeps every bottleneck
+busy in every frame; on networks whose transfers all take as long in their slots it is liquid
+(its time is Λ). The search finds one, or proves that none exists and then finds the fewest
+frames (paper 000 Fig. 7). With a budget it returns the best schedule it knows, the proven
 lower bound and the gap.
 """
 
@@ -63,7 +65,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     check_budget(time_limit, "time limit")
     check_budget(node_limit, "node limit")
     paths = traffic.resource_lists(net)
-    raw = _core.liquid_schedule(paths, len(net.resources), time_limit=time_limit,
+    raw = _core.liquid_schedule(paths, len(net.resources), slots=net.resource_slots, time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
                                 optimize=optimize, **reductions)
     parameters: dict = {"optimize": optimize, **reductions}

@@ -1,10 +1,10 @@
 """Predict what a schedule achieves before running it: frames, circuit and fluid network models.
 
 The simulator runs in the Rust core. ``frames`` counts synchronous timeframes (each as long as
-its longest piece, plus an overhead β); ``circuit`` lets a transfer hold its whole path while it
-runs (wormhole / cut-through); ``fluid`` shares every resource max-min fairly among the flows
-crossing it (TCP-like), with flows started all at once, frame by frame behind a barrier, or per
-sender in schedule order.
+its longest piece at its slot rate, plus an overhead β); ``circuit`` lets a transfer hold a slot
+of every resource of its path while it runs (wormhole / cut-through); ``fluid`` shares every
+resource max-min fairly among the flows crossing it (TCP-like, slots play no part), with flows
+started all at once, frame by frame behind a barrier, or per sender in schedule order.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     paths, sizes, latencies, senders, frames = flows_of(schedule)
     t0 = time.perf_counter()
     raw = _core.simulate(list(net.resource_capacity), paths, sizes, latencies, senders, frames, model, policy,
-                         float(overhead_s), int(bins))
+                         float(overhead_s), int(bins), slots=net.resource_slots)
     wall = time.perf_counter() - t0
     utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
     return _prediction(schedule, model, policy if model == "fluid" else None, raw["makespan_s"], raw["start_s"],
