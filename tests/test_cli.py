@@ -103,6 +103,32 @@ def test_topology_export_and_show(capsys, tmp_path):
     assert run(capsys, "topology", "list")[0] == 0
 
 
+def test_slots_through_the_cli(capsys, tmp_path):
+    """hierarchical:d1=4,d2=2: show lists the 10-slot uplinks; bound and plan report Λ, the frame
+    bound and the schedule's time; the plot shades slots in use."""
+    spec = "hierarchical:d1=4,d2=2"
+    code, out, _ = run(capsys, "topology", "show", spec, "--json")
+    info = json.loads(out)
+    assert code == 0 and info["port_rate_Bps"] == 12.5e6
+    assert info["slots"] == {"e1>root": 10, "root>e1": 10, "e2>root": 10, "root>e2": 10}
+    code, out, _ = run(capsys, "bound", "--topology", spec, "--traffic", "all-to-all", "--json")
+    bound = json.loads(out)
+    assert (bound["frame_lower_bound"], bound["duration_s"], bound["frame_bound_time_s"], bound["slot_model_gap_s"]) \
+        == (7, 0.56, 0.56, 0.0)
+    picture = tmp_path / "h.png"
+    code, out, _ = run(capsys, "plan", "--topology", spec, "--traffic", "all-to-all", "--algorithm", "liquid",
+                       "--plot", str(picture), "--json")
+    summary = json.loads(out)
+    assert (summary["length"], summary["liquid"], summary["optimal"], summary["time_optimal"]) == (7, True, True, True)
+    assert summary["makespan_s"] == pytest.approx(0.56) and summary["ratio_to_bound"] == pytest.approx(1.0)
+    assert summary["throughput_Bps"] == pytest.approx(100e6)
+    assert picture.read_bytes().startswith(b"\x89PNG")
+    code, out, _ = run(capsys, "simulate", "--topology", spec, "--traffic", "all-to-all", "--algorithm", "liquid",
+                       "--model", "frames", "--json")
+    prediction = json.loads(out)
+    assert prediction["ratio_to_bound"] == pytest.approx(1.0) and prediction["frame_lower_bound"] == 7
+
+
 def test_sweep_writes_classes_and_plot(capsys, tmp_path):
     out_json, png = tmp_path / "c.json", tmp_path / "c.png"
     code, _, _ = run(capsys, "sweep", "--topology", "hierarchical:d1=3,d2=3", "--output", str(out_json),

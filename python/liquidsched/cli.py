@@ -99,11 +99,14 @@ def cmd_topology_show(args: argparse.Namespace) -> int:
         groups = {s: len(h) for s, h in net.host_groups().items()}
     except LiquidschedError:
         groups = {}
+    slots = {r: k for r, k in zip(net.resources, net.resource_slots) if k != 1}
     info = {"name": net.name, "description": net.description, "hosts": len(net.hosts()),
             "switches": len(net.switches()), "links": len(net.links), "resources": len(net.resources),
             "shared_duplex": len(net.shared_duplex), "routing": net.routing.policy,
             "senders": len(net.senders()), "receivers": len(net.receivers()),
-            "capacities_Bps": caps, "hosts_per_switch": groups}
+            "capacities_Bps": caps,
+            "port_rate_Bps": None if net.port_rate_Bps is None else float(net.port_rate_Bps),
+            "slots": slots, "hosts_per_switch": groups}
     if args.json:
         _print_json(info)
         return 0
@@ -111,11 +114,28 @@ def cmd_topology_show(args: argparse.Namespace) -> int:
     for k, v in info.items():
         if k == "capacities_Bps":
             v = ", ".join(_mbps(c) for c in v)
+        elif k == "port_rate_Bps":
+            v = "-" if v is None else _mbps(v)
+        elif k == "slots":
+            v = _slot_summary(v) or "1 on every resource"
         elif k == "hosts_per_switch":
             v = " ".join(f"{s}:{n}" for s, n in v.items()) or "(hosts not each on one switch)"
         table.add_row(k, str(v))
     out.print(table)
     return 0
+
+
+def _slot_summary(slots: dict[str, int], shown: int = 6) -> str:
+    """Resources with more than one slot, grouped by slot count: ``10: e1>root, root>e1``."""
+    by_count: dict[int, list[str]] = {}
+    for r, k in slots.items():
+        by_count.setdefault(k, []).append(r)
+    parts = []
+    for k in sorted(by_count):
+        names = by_count[k]
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        parts.append(f"{k}: {', '.join(names[:shown])}{more}")
+    return "; ".join(parts)
 
 
 def cmd_topology_export(args: argparse.Namespace) -> int:
@@ -131,14 +151,29 @@ def cmd_bound(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(bound.to_dict())
         return 0
-    unit = "transfers" if bound.uniform else "s"
     table = Table(show_header=False, title=f"{net.name}: {traffic.name}")
     table.add_row("transfers", str(bound.transfers))
-    table.add_row("duration Λ", f"{bound.duration} {unit} ({float(bound.duration_s) * 1e3:.3f} ms)")
-    table.add_row("bottlenecks", ", ".join(bound.bottlenecks))
+    in_transfers = f"{bound.duration} transfers (" if bound.uniform else ""
+    table.add_row("duration Λ", f"{in_transfers}{float(bound.duration_s) * 1e3:.3f} ms" + (")" if bound.uniform else ""))
+    table.add_row("bottlenecks", _names(bound.bottlenecks))
     table.add_row("liquid throughput", _mbps(float(bound.liquid_throughput_Bps)))
+    if not bound.uniform:
+        table.add_row("frame bound", f"{bound.frame_lower_bound} frames ({float(bound.frame_bound_time_s) * 1e3:.3f} ms)")
+        if bound.frame_bottlenecks != bound.bottlenecks:
+            table.add_row("frame bottlenecks", _names(bound.frame_bottlenecks))
+        if bound.slot_model_gap_s:
+            table.add_row("slot-model gap", f"{float(bound.slot_model_gap_s) * 1e3:.3f} ms: frames of whole transfers "
+                          f"reach at most {float(bound.frame_bound_ratio):.1%} of the liquid throughput")
+    slots = {r: k for r, k in bound.slots.items() if k != 1}
+    if slots:
+        table.add_row("slots", _slot_summary(slots))
     out.print(table)
     return 0
+
+
+def _names(resources: list[str], shown: int = 12) -> str:
+    more = f" and {len(resources) - shown} more" if len(resources) > shown else ""
+    return ", ".join(resources[:shown]) + more
 
 
 def _plan_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -170,26 +205,32 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
         plot_schedule(schedule, args.plot)
     summary = schedule.summary()
-    bound = compute_bound(net, traffic)
-    frame_s = sum(schedule.frame_durations_s())
-    summary["throughput_Bps"] = float(traffic.total_bytes / frame_s)
-    summary["liquid_throughput_Bps"] = float(bound.liquid_throughput_Bps)
     if args.json:
         _print_json(summary)
         return 0
+    bound = schedule.bound
     table = Table(show_header=False, title=f"{net.name}: {traffic.name}, {args.algorithm}")
-    table.add_row("frames", f"{schedule.length} (duration {schedule.info.lower_bound})")
+    table.add_row("frames", f"{schedule.length} (frame bound {schedule.info.lower_bound})")
+    table.add_row("time (frames model)", f"{summary['makespan_s'] * 1e3:.3f} ms for Λ = "
+                  f"{float(bound.duration_s) * 1e3:.3f} ms: {summary['ratio_to_bound']:.1%} of the liquid throughput")
+    if bound.slot_model_gap_s:
+        table.add_row("slot-model limit", f"{float(bound.frame_bound_time_s) * 1e3:.3f} ms "
+                      f"({float(bound.frame_bound_ratio):.1%}): no schedule of whole transfers in frames is faster")
     table.add_row("liquid", str(schedule.liquid))
-    table.add_row("optimal", {True: "yes (proven)", False: "not proven", None: "unknown"}[schedule.info.optimal])
+    table.add_row("optimal", {True: "yes, fewest frames (proven)", False: "not proven",
+                              None: "unknown"}[schedule.info.optimal]
+                  + (", least time" if summary["time_optimal"] else ""))
+    if "note" in summary:
+        table.add_row("note", summary["note"])
     if summary["gap"]:
-        table.add_row("gap to the proven bound", str(summary["gap"]))
+        table.add_row("gap to the proven bound", f"{summary['gap']} frame{'s' if summary['gap'] > 1 else ''}")
     if summary["nodes_explored"] is not None:
         table.add_row("nodes explored", f"{summary['nodes_explored']:,}")
     if schedule.info.stats.get("stopped_by"):
         table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
     table.add_row("throughput (frames model)", _mbps(summary["throughput_Bps"]))
     table.add_row("liquid throughput", _mbps(summary["liquid_throughput_Bps"]))
-    table.add_row("time", f"{schedule.info.time_s * 1e3:.2f} ms")
+    table.add_row("scheduling time", f"{schedule.info.time_s * 1e3:.2f} ms")
     if args.output:
         table.add_row("written", str(args.output))
     out.print(table)
@@ -232,7 +273,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from .plot import plot_utilisation
 
         plot_utilisation(schedule, prediction, args.plot)
-    summary = {"algorithm": schedule.info.algorithm, "frames": schedule.length, **prediction.to_dict()}
+    bound = schedule.bound
+    summary = {"algorithm": schedule.info.algorithm, "frames": schedule.length, **prediction.to_dict(),
+               "duration_s": float(bound.duration_s), "frame_lower_bound": bound.frame_lower_bound,
+               "frame_bound_time_s": float(bound.frame_bound_time_s)}
     if args.json:
         _print_json(summary)
         return 0
