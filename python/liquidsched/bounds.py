@@ -18,7 +18,7 @@ equal and every slot count is 1, Λ is also given as a whole number of transfers
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
@@ -110,20 +110,66 @@ def frame_lower_bound(resource_sets: Iterable[frozenset[int]], slots: Sequence[i
 def frame_time_bound(durations: Iterable[Fraction], slots: int) -> Fraction:
     """The least total time of frames carrying these transfers of one resource, at most
     ``slots`` of them a frame, a frame lasting as long as its longest: the longest ``slots``
-    together, then the next ``slots``, and so on.
+    together, then the next ``slots``, and so on (the 1st, (k+1)-th, ... longest count).
 
     Examples
     --------
     >>> frame_time_bound([Fraction(3), Fraction(1), Fraction(2), Fraction(2)], 2)
     Fraction(5, 1)
     """
-    return sum(sorted(durations, reverse=True)[::slots], Fraction(0))
+    return counted_frame_time_bound(Counter(durations), slots)
+
+
+def counted_frame_time_bound(durations: dict[Fraction, int], slots: int) -> Fraction:
+    """:func:`frame_time_bound` of durations given with their counts."""
+    total, position = Fraction(0), 0
+    for value, n in sorted(durations.items(), reverse=True):
+        # Positions position .. position + n - 1 hold this value; multiples of ``slots`` count.
+        total += value * ((position + n - 1) // slots - (position - 1) // slots)
+        position += n
+    return total
+
+
+@dataclass(frozen=True)
+class SlotTimes:
+    """Each transfer's time alone in its slots (size over its slot rate), as a rank into the
+    distinct times in increasing order, so that the longest of a frame is an integer maximum."""
+
+    values: list[Fraction]
+    ranks: list[int]
+    network: Network = field(repr=False, compare=False)
+
+    def __getitem__(self, i: int) -> Fraction:
+        return self.values[self.ranks[i]]
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+
+def slot_times(net: Network, traffic: Traffic) -> SlotTimes:
+    """The :class:`SlotTimes` of ``traffic`` on ``net`` (computed once per network)."""
+    cached = traffic.derived.get("slot_times")
+    if cached is not None and cached.network is net:
+        return cached
+    rate_values, rate_rank = net.slot_rate_ranks()
+    time_of: dict[tuple[int, int], Fraction] = {}
+    keys = []
+    for t, path in zip(traffic, traffic.resource_lists(net)):
+        key = (t.size_bytes, min(rate_rank[r] for r in path))
+        if key not in time_of:
+            time_of[key] = Fraction(key[0]) / rate_values[key[1]]
+        keys.append(key)
+    values = sorted(set(time_of.values()))
+    rank_of = {v: i for i, v in enumerate(values)}
+    result = SlotTimes(values, [rank_of[time_of[k]] for k in keys], net)
+    traffic.derived["slot_times"] = result
+    return result
 
 
 def transfer_slot_times_s(net: Network, traffic: Traffic) -> list[Fraction]:
     """Each transfer's time alone in its slots: size over its slot rate."""
-    return [Fraction(t.size_bytes) / net.slot_rate_exact(resources)
-            for t, resources in zip(traffic, traffic.resource_sets(net))]
+    times = slot_times(net, traffic)
+    return [times.values[k] for k in times.ranks]
 
 
 def compute_bound(net: Network, traffic: Traffic) -> Bound:
@@ -163,12 +209,13 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
                and all(slots[r] == 1 for r in used))
     frames_needed = {r: -(-counts[r] // slots[r]) for r in used}
     frame_bound = max(frames_needed.values())
-    times = transfer_slot_times_s(net, traffic)
-    on_resource: dict[int, list[Fraction]] = {r: [] for r in used}
-    for time_s, resources in zip(times, sets):
+    times = slot_times(net, traffic)
+    on_resource: dict[int, Counter[int]] = {r: Counter() for r in used}
+    for rank, resources in zip(times.ranks, sets):
         for r in resources:
-            on_resource[r].append(time_s)
-    frame_time = max(frame_time_bound(on_resource[r], slots[r]) for r in used)
+            on_resource[r][rank] += 1
+    frame_time = max(counted_frame_time_bound({times.values[k]: n for k, n in on_resource[r].items()}, slots[r])
+                     for r in used)
     return Bound(
         transfers=len(traffic),
         total_bytes=traffic.total_bytes,

@@ -229,6 +229,7 @@ class Network:
                 slots = max(1, int(Fraction(link.capacity_Bps) // self.port_rate_Bps))
             self.resource_slots.append(slots)
             self.resource_slots_set.append(link.slots is not None)
+        self._slot_rate_ranks: tuple[list[Fraction], list[int]] | None = None
 
     def _compute_routes(self) -> None:
         senders = [h for h in self.hosts() if self.nodes[h].sends]
@@ -333,7 +334,19 @@ class Network:
         >>> net.slot_rate_exact(net.path_resources("h1.1", "h2.1"))
         Fraction(12500000, 1)
         """
-        return min(self.resource_capacity_exact(r) / self.resource_slots[r] for r in resources)
+        values, rank = self.slot_rate_ranks()
+        return values[min(rank[r] for r in resources)]
+
+    def slot_rate_ranks(self) -> tuple[list[Fraction], list[int]]:
+        """The distinct slot rates (capacity / slots) of the resources in increasing order, and
+        each resource's rank among them: the smallest rate on a path is the smallest rank,
+        found with integer comparisons."""
+        if self._slot_rate_ranks is None:
+            rates = [self.resource_capacity_exact(r) / k for r, k in enumerate(self.resource_slots)]
+            values = sorted(set(rates))
+            index = {v: i for i, v in enumerate(values)}
+            self._slot_rate_ranks = (values, [index[v] for v in rates])
+        return self._slot_rate_ranks
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Network):

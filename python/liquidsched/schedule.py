@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
-from .bounds import Bound, compute_bound, transfer_slot_times_s
+from .bounds import Bound, SlotTimes, compute_bound, slot_times
 from .errors import ScheduleFormatError
 from .io.fields import Fields, read_count, read_id, read_list, read_mapping, read_number, read_str
 from .io.files import read_document, write_document
@@ -90,41 +90,55 @@ class Schedule:
     def liquid(self) -> bool | None:
         """Whether the schedule's time equals the traffic's duration Λ, exactly: every
         bottleneck busy all the time (None when a piece names an unknown transfer)."""
-        if any(p.transfer not in self.traffic.index for frame in self.frames for p in frame):
-            return None
-        return self.makespan_s() == self.bound.duration_s
+        return self._liquid(self._known_makespan())
 
     @property
     def time_optimal(self) -> bool | None:
         """True when no schedule of whole transfers in frames takes less time: the schedule is
         liquid, reaches the frame bound's time, or has proven fewest frames while every transfer
         takes as long in its slot. None when not known (fewest frames is then not least time)."""
-        if self.liquid is None:
+        return self._time_optimal(self._known_makespan())
+
+    def _known_makespan(self) -> Fraction | None:
+        """The makespan, or None when a piece names an unknown transfer."""
+        if any(p.transfer not in self.traffic.index for frame in self.frames for p in frame):
             return None
-        if self.makespan_s() in (self.bound.duration_s, self.bound.frame_bound_time_s):
+        return self.makespan_s()
+
+    def _liquid(self, makespan: Fraction | None) -> bool | None:
+        return None if makespan is None else makespan == self.bound.duration_s
+
+    def _time_optimal(self, makespan: Fraction | None) -> bool | None:
+        if makespan is None:
+            return None
+        if makespan in (self.bound.duration_s, self.bound.frame_bound_time_s):
             return True
-        if self.info.optimal and len(set(self._slot_times_s())) == 1:
+        if self.info.optimal and len(self._slot_times().values) == 1:
             return True
         return None
 
-    def _slot_times_s(self) -> list[Fraction]:
-        key = ("slot_times_s", id(self.network))
-        if key not in self.traffic.derived:
-            self.traffic.derived[key] = transfer_slot_times_s(self.network, self.traffic)
-        return self.traffic.derived[key]
+    def _slot_times(self) -> SlotTimes:
+        return slot_times(self.network, self.traffic)
 
     def frame_durations_s(self, overhead_s: float = 0.0) -> list[Fraction]:
         """Each frame as long as its longest piece at its slot rate (bytes over the smallest
         capacity / slots on its path), plus ``overhead_s``."""
         index, sizes = self.traffic.index, self.traffic.transfers
-        times = self._slot_times_s()
+        times = self._slot_times()
+        ranks, values = times.ranks, times.values
+        overhead = Fraction(overhead_s)
         out = []
         for frame in self.frames:
-            longest = Fraction(0)
+            whole, longest = -1, Fraction(0)
             for p in frame:
                 i = index[p.transfer]
-                longest = max(longest, times[i] * p.bytes / sizes[i].size_bytes)
-            out.append(longest + Fraction(overhead_s))
+                if p.bytes == sizes[i].size_bytes:
+                    whole = max(whole, ranks[i])
+                else:
+                    longest = max(longest, values[ranks[i]] * p.bytes / sizes[i].size_bytes)
+            if whole >= 0:
+                longest = max(longest, values[whole])
+            out.append(longest + overhead)
         return out
 
     def makespan_s(self, overhead_s: float = 0.0) -> Fraction:
@@ -137,20 +151,20 @@ class Schedule:
         ``duration_s``, ``ratio_to_bound``, ``liquid``, ``time_optimal``), and how the schedule
         was made (``time_s`` is the time spent making it)."""
         bound = self.bound
-        makespan = self.makespan_s()
+        makespan = self._known_makespan()
         summary = {
             "algorithm": self.info.algorithm,
             "length": self.length,
             "lower_bound": self.info.lower_bound,
-            "liquid": self.liquid,
+            "liquid": self._liquid(makespan),
             "optimal": self.info.optimal,
-            "time_optimal": self.time_optimal,
+            "time_optimal": self._time_optimal(makespan),
             "nodes_explored": self.info.stats.get("nodes_explored"),
             "gap": self.info.stats.get("gap", self._gap_to_lower_bound()),
-            "makespan_s": float(makespan),
+            "makespan_s": None if makespan is None else float(makespan),
             "duration_s": float(bound.duration_s),
             "frame_bound_time_s": float(bound.frame_bound_time_s),
-            "ratio_to_bound": float(bound.duration_s / makespan) if makespan else 1.0,
+            "ratio_to_bound": float(bound.duration_s / makespan) if makespan else None,
             "throughput_Bps": float(self.traffic.total_bytes / makespan) if makespan else None,
             "liquid_throughput_Bps": float(bound.liquid_throughput_Bps),
             "time_s": self.info.time_s,

@@ -264,9 +264,8 @@ struct Level {
     /// Remaining transfers outside the skeleton on each resource (with slots and the skeleton
     /// speed-up only: they may still fill a resource once the skeleton team is complete).
     outside: Vec<u32>,
-    /// Scratch: remaining transfers with their branching key.
-    keyed: Vec<(std::cmp::Reverse<u64>, u32)>,
-    /// Remaining transfers in branching order.
+    /// Remaining transfers in branching order (dropped while deeper levels run, and rebuilt,
+    /// identically, if the search comes back).
     order: Vec<u32>,
     depot: Vec<u64>,
     /// Depot transfers using each resource.
@@ -300,6 +299,10 @@ struct Search<'a> {
     load: Vec<u32>,
     frames: Vec<Vec<u32>>,
     best_partial: Vec<Vec<u32>>,
+    /// Scratch of the branching order: remaining transfers with their weights, and a count
+    /// per weight.
+    weighted: Vec<(u32, u32)>,
+    per_weight: Vec<u32>,
     levels: Vec<Level>,
     /// Sub-traffics with no schedule in `k` frames, by a hash of `(k, remaining)`.
     failed: HashMap<u64, Vec<FailedState>>,
@@ -337,6 +340,8 @@ impl<'a> Search<'a> {
             load,
             frames: Vec::new(),
             best_partial: Vec::new(),
+            weighted: Vec::new(),
+            per_weight: Vec::new(),
             levels: Vec::new(),
             failed: HashMap::new(),
             failed_count: 0,
@@ -440,19 +445,7 @@ impl<'a> Search<'a> {
                 lv.demand[r] = demand;
             }
         }
-        lv.order.clear();
-        if self.opts.guided {
-            // Transfers on the most loaded resources first: they are the ones that turn critical.
-            lv.keyed.clear();
-            for t in members(&self.rem) {
-                let weight = tr.weight(t, &self.load);
-                lv.keyed.push((std::cmp::Reverse(weight), t));
-            }
-            lv.keyed.sort_unstable();
-            lv.order.extend(lv.keyed.iter().map(|&(_, t)| t));
-        } else {
-            lv.order.extend(members(&self.rem));
-        }
+        self.fill_order(&mut lv.order);
         lv.depot.clear();
         lv.depot.resize(tr.words, 0);
         lv.depot_load.clear();
@@ -483,6 +476,50 @@ impl<'a> Search<'a> {
         lv.uncovered = lv.critical.len();
         lv.excluder_start = 0;
         self.levels[depth] = lv;
+    }
+
+    /// The remaining transfers in branching order: guided, by decreasing weight (transfers on
+    /// the most loaded resources first: they are the ones that turn critical), ties by index;
+    /// otherwise by index. Weights are small integers, so a counting sort does it in linear time.
+    fn fill_order(&mut self, order: &mut Vec<u32>) {
+        order.clear();
+        if !self.opts.guided {
+            order.extend(members(&self.rem));
+            return;
+        }
+        let tr = self.traffic;
+        self.weighted.clear();
+        let mut heaviest = 0u32;
+        for t in members(&self.rem) {
+            let w = u32::try_from(tr.weight(t, &self.load)).unwrap_or(u32::MAX);
+            heaviest = heaviest.max(w);
+            self.weighted.push((t, w));
+        }
+        if heaviest as usize > 4 * self.weighted.len() + 1024 {
+            // Weights too spread for counting: sort instead (same order).
+            self.weighted
+                .sort_unstable_by_key(|&(t, w)| (std::cmp::Reverse(w), t));
+            order.extend(self.weighted.iter().map(|&(t, _)| t));
+            return;
+        }
+        let counts = &mut self.per_weight;
+        counts.clear();
+        counts.resize(heaviest as usize + 1, 0);
+        for &(_, w) in &self.weighted {
+            counts[w as usize] += 1;
+        }
+        // Start of each weight's run, heaviest first.
+        let mut start = 0u32;
+        for w in (0..=heaviest as usize).rev() {
+            let n = counts[w];
+            counts[w] = start;
+            start += n;
+        }
+        order.resize(self.weighted.len(), 0);
+        for &(t, w) in &self.weighted {
+            order[counts[w as usize] as usize] = t;
+            counts[w as usize] += 1;
+        }
     }
 
     /// Explore the category of `depth` and its negative descendants (iteratively, so the
@@ -748,10 +785,14 @@ impl<'a> Search<'a> {
         self.rem_count -= frame.len();
         self.frames.push(frame);
         self.frames_tried += 1;
-        if self.frames.len() > self.best_partial.len() {
+        // This level's branching order is not needed while the deeper levels run.
+        let order_len = self.levels[depth].order.len();
+        self.levels[depth].order = Vec::new();
+        let out = self.level(depth + 1);
+        if out != Outcome::Found && self.frames.len() > self.best_partial.len() {
+            // The deepest partial schedule so far (the deeper ones saved theirs on the way back).
             self.best_partial = self.frames.clone();
         }
-        let out = self.level(depth + 1);
         if out == Outcome::Exhausted {
             let frame = self.frames.pop().expect("frame was pushed");
             for &t in &frame {
@@ -761,6 +802,11 @@ impl<'a> Search<'a> {
                 }
             }
             self.rem_count += frame.len();
+            // Remaining transfers and loads are as they were: the same order again.
+            let mut order = Vec::with_capacity(order_len);
+            self.fill_order(&mut order);
+            debug_assert_eq!(order.len(), order_len);
+            self.levels[depth].order = order;
         }
         out
     }
