@@ -56,6 +56,7 @@ fn liquid_schedule<'py>(
     d.set_item("nodes", r.nodes)?;
     d.set_item("frames_tried", r.frames_tried)?;
     d.set_item("memo_hits", r.memo_hits)?;
+    d.set_item("restarts", r.restarts)?;
     d.set_item(
         "stopped_by",
         r.stopped_by.map(|b| match b {

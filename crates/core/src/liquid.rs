@@ -63,6 +63,9 @@ pub struct SearchOptions {
     pub time_limit: Option<f64>,
     /// Memory given to remembered sub-traffics, in bytes.
     pub memo_bytes: usize,
+    /// Node budget of the first attempt of a search with restarts (traffics with slots); it
+    /// doubles at each restart.
+    pub first_attempt_nodes: u64,
 }
 
 impl Default for SearchOptions {
@@ -79,6 +82,7 @@ impl Default for SearchOptions {
             node_limit: None,
             time_limit: None,
             memo_bytes: 256 << 20,
+            first_attempt_nodes: 20_000,
         }
     }
 }
@@ -123,6 +127,8 @@ pub struct SearchResult {
     /// Set when a budget ran out; the schedule is then the best one known.
     pub stopped_by: Option<Budget>,
     pub source: Source,
+    /// Attempts abandoned for a fresh one (traffics with slots only).
+    pub restarts: u64,
 }
 
 /// Result of [`count_full_teams`].
@@ -314,6 +320,12 @@ struct Search<'a> {
     teams_counted: u64,
     deadline: Option<Instant>,
     stopped_by: Option<Budget>,
+    /// Restarts (traffics with slots): the node count at which this attempt gives up, whether
+    /// it did, and the tie-break of this attempt (0: transfer index).
+    attempt_end: Option<u64>,
+    restart_due: bool,
+    salt: u32,
+    restarts: u64,
 }
 
 impl<'a> Search<'a> {
@@ -352,7 +364,32 @@ impl<'a> Search<'a> {
             teams_counted: 0,
             deadline,
             stopped_by: None,
+            attempt_end: None,
+            restart_due: false,
+            salt: 0,
+            restarts: 0,
         }
+    }
+
+    /// Tie-break key of transfer `t` in this attempt: its index, or a fixed bijective mix of it.
+    #[inline]
+    fn tie(&self, t: u32) -> u32 {
+        if self.salt == 0 {
+            t
+        } else {
+            (t ^ self.salt).wrapping_mul(0x9E37_79B9)
+        }
+    }
+
+    /// Every transfer remaining again, for a fresh attempt.
+    fn reset(&mut self) {
+        self.rem.iter_mut().for_each(|w| *w = 0);
+        for t in 0..self.traffic.len() as u32 {
+            put(&mut self.rem, t);
+        }
+        self.rem_count = self.traffic.len();
+        self.load = self.traffic.loads();
+        self.frames.clear();
     }
 
     /// Count a category node; false when a budget has run out.
@@ -371,6 +408,10 @@ impl<'a> Search<'a> {
                     return false;
                 }
             }
+        }
+        if self.attempt_end.is_some_and(|end| self.nodes > end) {
+            self.restart_due = true;
+            return false;
         }
         true
     }
@@ -495,10 +536,18 @@ impl<'a> Search<'a> {
             heaviest = heaviest.max(w);
             self.weighted.push((t, w));
         }
-        if heaviest as usize > 4 * self.weighted.len() + 1024 {
-            // Weights too spread for counting: sort instead (same order).
+        if self.salt != 0 || heaviest as usize > 4 * self.weighted.len() + 1024 {
+            // Another tie-break, or weights too spread for counting: sort instead.
+            let salt = self.salt;
+            let tie = |t: u32| {
+                if salt == 0 {
+                    t
+                } else {
+                    (t ^ salt).wrapping_mul(0x9E37_79B9)
+                }
+            };
             self.weighted
-                .sort_unstable_by_key(|&(t, w)| (std::cmp::Reverse(w), t));
+                .sort_unstable_by_key(|&(t, w)| (std::cmp::Reverse(w), tie(t)));
             order.extend(self.weighted.iter().map(|&(t, _)| t));
             return;
         }
@@ -564,11 +613,67 @@ impl<'a> Search<'a> {
                 let c = c as usize;
                 lv.used[c] + lv.depot_load[c] < lv.demand[c]
             });
-            if idle {
+            if idle || (!self.traffic.unit && self.demand_out_of_reach(lv)) {
                 return true;
             }
         }
         self.opts.blank && self.opts.full && self.has_unreachable_excluded(lv, skeleton_phase)
+    }
+
+    /// With slots: a critical resource whose demand the depot cannot meet once the free slots
+    /// of the other resources are counted. The depot transfers on `c` that share another
+    /// resource `d` can add at most `d`'s free slots; grouping each transfer under one such `d`
+    /// bounds what `c` can still get. Two groupings are tried — under the first other critical
+    /// resource of the path (uplinks that must balance each other), and under the other resource
+    /// with the fewest free slots (one transfer per host) — and the smaller bound is kept. (With
+    /// one slot everywhere a depot transfer's resources are all free, and this never says more
+    /// than the idle test.)
+    fn demand_out_of_reach(&self, lv: &Level) -> bool {
+        let tr = self.traffic;
+        let free = |r: u32| tr.slots[r as usize] - lv.used[r as usize];
+        let mut by_critical: Vec<(u32, u32)> = Vec::new();
+        let mut by_tightest: Vec<(u32, u32)> = Vec::new();
+        let count =
+            |groups: &mut Vec<(u32, u32)>, d: u32| match groups.iter_mut().find(|(r, _)| *r == d) {
+                Some((_, n)) => *n += 1,
+                None => groups.push((d, 1)),
+            };
+        let reach = |alone: u32, groups: &[(u32, u32)]| -> u32 {
+            alone + groups.iter().map(|&(d, n)| n.min(free(d))).sum::<u32>()
+        };
+        lv.critical.iter().any(|&c| {
+            if lv.used[c as usize] >= lv.demand[c as usize] {
+                return false;
+            }
+            by_critical.clear();
+            by_tightest.clear();
+            let (mut alone_critical, mut alone_tightest) = (0u32, 0u32);
+            for &t in &tr.users[c as usize] {
+                if !has(&lv.depot, t) {
+                    continue;
+                }
+                let path = &tr.paths[t as usize];
+                match path
+                    .iter()
+                    .copied()
+                    .find(|&r| r != c && lv.demand[r as usize] > 0)
+                {
+                    None => alone_critical += 1,
+                    Some(d) => count(&mut by_critical, d),
+                }
+                match path
+                    .iter()
+                    .copied()
+                    .filter(|&r| r != c)
+                    .min_by_key(|&r| free(r))
+                {
+                    None => alone_tightest += 1,
+                    Some(d) => count(&mut by_tightest, d),
+                }
+            }
+            let most = reach(alone_critical, &by_critical).min(reach(alone_tightest, &by_tightest));
+            lv.used[c as usize] + most < lv.demand[c as usize]
+        })
     }
 
     /// An excluded transfer that will fit whatever joins the includer: no resource of its path
@@ -612,7 +717,7 @@ impl<'a> Search<'a> {
                     .iter()
                     .copied()
                     .filter(|&t| has(&lv.depot, t))
-                    .max_by_key(|&t| (tr.weight(t, &self.load), std::cmp::Reverse(t)))
+                    .max_by_key(|&t| (tr.weight(t, &self.load), std::cmp::Reverse(self.tie(t))))
                     .expect("a critical resource with depot load has a depot transfer");
                 return Some((x, cursor));
             }
@@ -894,12 +999,30 @@ fn search_schedule(
         memo_hits: 0,
         stopped_by: None,
         source: Source::Search,
+        restarts: 0,
     };
     // The incumbent is computed only when the liquid search does not settle the question.
     let mut incumbent: Option<(Vec<Vec<u32>>, Source)> = None;
     let mut target = lambda;
+    // With slots, a frame is a count to meet on several resources at once, and the search is
+    // heavy-tailed: attempts with a doubling node budget and another tie-break each, keeping
+    // the sub-traffics proven to fail, settle what one long attempt may not. The last attempt
+    // always runs to the end, so proofs stay complete. Uniform traffics search in one attempt.
+    let restarts = !traffic.unit;
+    let mut attempt_nodes = opts.first_attempt_nodes.max(1);
+    search.attempt_end = restarts.then_some(attempt_nodes);
+    let mut outcome = search.run(target);
     loop {
-        match search.run(target) {
+        match outcome {
+            Outcome::Stopped if search.restart_due => {
+                search.restart_due = false;
+                search.salt = search.salt.wrapping_add(0x6D2B_79F5) | 1;
+                attempt_nodes = attempt_nodes.saturating_mul(2);
+                search.attempt_end = Some(search.nodes.saturating_add(attempt_nodes));
+                search.reset();
+                search.restarts += 1;
+                outcome = search.level(0);
+            }
             Outcome::Found => {
                 result.frames = std::mem::take(&mut search.frames);
                 result.lower_bound = target
@@ -916,6 +1039,9 @@ fn search_schedule(
                     break;
                 }
                 target += 1;
+                attempt_nodes = opts.first_attempt_nodes.max(1);
+                search.attempt_end = restarts.then(|| search.nodes.saturating_add(attempt_nodes));
+                outcome = search.run(target);
             }
             Outcome::Stopped => {
                 result.stopped_by = search.stopped_by;
@@ -944,6 +1070,7 @@ fn search_schedule(
     result.nodes = search.nodes;
     result.frames_tried = search.frames_tried;
     result.memo_hits = search.memo_hits;
+    result.restarts = search.restarts;
     Ok(result)
 }
 
@@ -1211,6 +1338,57 @@ mod tests {
                 assert_eq!(r.liquid, best as u32 == r.duration);
             }
         }
+    }
+
+    #[test]
+    fn restarts_keep_the_search_exact() {
+        // Attempts of 1, 2, 4, ... nodes: many restarts, and still the optimum with its proof.
+        let mut rng = Rng(31337);
+        let opts = SearchOptions {
+            first_attempt_nodes: 1,
+            ..SearchOptions::default()
+        };
+        let mut restarted = 0;
+        for _ in 0..300 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            if slots.iter().all(|&k| k == 1) {
+                continue;
+            }
+            let r = liquid_schedule(&paths, slots.len(), &slots, &opts).unwrap();
+            assert!(is_valid_with_slots(&paths, &slots, &r.frames));
+            assert_eq!(
+                r.frames.len(),
+                brute_force_frames(&paths, &slots),
+                "{paths:?} {slots:?}"
+            );
+            assert!(r.optimal && r.stopped_by.is_none());
+            restarted += (r.restarts > 0) as u32;
+        }
+        assert!(restarted > 50);
+    }
+
+    #[test]
+    fn three_shared_uplinks_that_must_balance_are_solved() {
+        // Paper 002, 8 × 3 hosts, both directions of an uplink on one resource of 8 slots:
+        // resources 0-23 host uplinks, 24-47 host downlinks, 48-50 the edge uplinks.
+        let mut paths = Vec::new();
+        for i in 0..24u32 {
+            for j in 0..24u32 {
+                if i != j {
+                    let mut p = vec![i, 24 + j];
+                    if i / 8 != j / 8 {
+                        p.extend([48 + i / 8, 48 + j / 8]);
+                        p.sort_unstable();
+                    }
+                    paths.push(p);
+                }
+            }
+        }
+        let mut slots = vec![1u32; 48];
+        slots.extend([8, 8, 8]);
+        let r = liquid_schedule(&paths, 51, &slots, &SearchOptions::default()).unwrap();
+        assert_eq!((r.duration, r.frames.len()), (32, 32));
+        assert!(r.liquid && r.optimal && is_valid_with_slots(&paths, &slots, &r.frames));
     }
 
     #[test]

@@ -82,6 +82,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
             "nodes_explored": raw["nodes"],
             "frames_tried": raw["frames_tried"],
             "memo_hits": raw["memo_hits"],
+            "restarts": raw["restarts"],
             "proven_lower_bound": raw["lower_bound"],
             "gap": len(raw["frames"]) - raw["lower_bound"],
             "stopped_by": raw["stopped_by"],
