@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/t1_schedules.py --output $(OUT)/bench-t1-schedules.json --plot $(OUT)/bench-t1-schedules.png \
 		--cpsat-time-limit 10 --jobs 2 --reduction-node-limit 500000
 	$(PY) benchmarks/predict_t1.py --output $(OUT)/predict-t1.json --plot $(OUT)/predict-t1.png
+	$(PY) benchmarks/heterogeneous.py --output $(OUT)/heterogeneous.json --plot $(OUT)/heterogeneous.png
 	taskset -c 0 $(PY) benchmarks/simgrid_compare.py --output $(OUT)/simgrid-compare.json --plot $(OUT)/simgrid-compare.png
 
 bench-emulated: $(STAMP)

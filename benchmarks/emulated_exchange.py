@@ -8,7 +8,8 @@ Networks, all at 100 Mbit/s per host link:
 * two-switch (paper 000 Fig. 2), its half all-to-all;
 * a Swiss-T1 sub-topology (allocation 0,0,1,2,1,0,2,2) whose only bottlenecks are the two
   directions of the s3–s8 link, all-to-all;
-* a hierarchical 4 × 2 network whose 200 Mbit/s uplinks are oversubscribed 2:1, all-to-all;
+* hierarchical 4 × 2 networks whose uplinks carry 2 host transfers at once (200 Mbit/s, 2:1
+  oversubscribed) or 4 (400 Mbit/s), all-to-all: the schedules use the uplinks' slots;
 * paper 004 Fig. 2: a backbone carrying two cards at once, three transfers (4, 2 and 2 MB). Fair
   sharing is predicted at 80 % of the bound; the schedule that sends the big transfer in two
   pieces beside each small one reaches it.
@@ -56,6 +57,7 @@ def experiments() -> list[tuple[str, list[tuple[str, Schedule, str]]]]:
         ("two-switch", "two-switch:capacity_Bps=100Mbit/s", half_all_to_all),
         ("swiss-t1 0,0,1,2,1,0,2,2", "swiss-t1:capacity_Bps=100Mbit/s,allocation=0/0/1/2/1/0/2/2", all_to_all),
         ("hierarchical 4x2, 2:1 uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=200Mbit/s", all_to_all),
+        ("hierarchical 4x2, 400 Mbit/s uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=400Mbit/s", all_to_all),
     ):
         net = build_topology(spec)
         traffic = traffic_of(net)

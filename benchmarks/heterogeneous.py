@@ -146,8 +146,9 @@ def plot(rows: list[dict], path: str) -> None:
     ax.set_ylabel("share of the liquid throughput")
     ax.set_ylim(0, 1.05)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(loc="lower left", fontsize=8)
-    ax.set_title("frames model: each schedule's time against Λ; bar missing = not run at that size")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=5, fontsize=8)
+    ax.set_title("each schedule's time against Λ (schedules: frames model; all at once: fluid model); "
+                 "no bar: not run at that size")
     fig.tight_layout()
     _save(fig, path)
 
