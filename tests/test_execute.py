@@ -10,7 +10,7 @@ from liquidsched import build_topology, plan
 from liquidsched.execute import MODES, mpiexec_command, run_exchange
 from liquidsched.execute.plan import exchange_plan
 from liquidsched.schedule import Piece, Schedule, ScheduleInfo
-from liquidsched.traffic import Traffic, Transfer, half_all_to_all, random_matrix
+from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all, random_matrix
 
 
 def split_schedule(seed: int) -> Schedule:
@@ -64,6 +64,24 @@ def test_barrier_free_order_follows_each_resource_in_schedule_order(two_switch_n
     # The first frame waits for nothing, and each later message waits for the message just
     # before it on the inter-switch link it crosses (a liquid schedule keeps both busy).
     assert all(not p.waits_for[m.id] for m in p.messages if m.frame == 0)
+
+
+def test_barrier_free_order_takes_the_slot_freed_k_messages_before():
+    """A 2:1 uplink has two slots: a piece crossing it waits for the piece two before it there,
+    not the one just before, so two transfers share the uplink as in the frames."""
+    net = build_topology("hierarchical:d1=4,d2=2,c2=200Mbit/s")
+    schedule = plan(net, all_to_all(net), "liquid")
+    p = exchange_plan(schedule)
+    uplink = net.link_resource["e1>root"]
+    lists = schedule.traffic.resource_lists(net)
+    on_uplink = [m.id for m in p.messages if uplink in lists[m.transfer]]
+    assert len(on_uplink) == 16
+    for k in range(2, len(on_uplink)):
+        assert on_uplink[k - 2] in p.waits_for[on_uplink[k]]
+    # The second message on the uplink shares only the uplink with the first: it does not wait.
+    first, second = (p.messages[i] for i in on_uplink[:2])
+    if set(lists[first.transfer]) & set(lists[second.transfer]) == {uplink}:
+        assert first.id not in p.waits_for[second.id]
 
 
 def test_namespace_command_gives_each_rank_its_namespace():

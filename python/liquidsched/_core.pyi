@@ -23,7 +23,9 @@ def sweep_classes(
     include_self: bool,
     progress: Callable[[int, int], object] | None = None,
 ) -> tuple[list[RawSweepClass], int]: ...
-def dsatur(paths: Sequence[Sequence[int]], resources: int) -> list[list[int]]: ...
+def dsatur(
+    paths: Sequence[Sequence[int]], resources: int, *, slots: Sequence[int] = ()
+) -> list[list[int]]: ...
 
 class RawLiquidResult(TypedDict):
     frames: list[list[int]]
@@ -34,6 +36,7 @@ class RawLiquidResult(TypedDict):
     nodes: int
     frames_tried: int
     memo_hits: int
+    restarts: int
     stopped_by: str | None
     source: str
 
@@ -41,6 +44,7 @@ def liquid_schedule(
     paths: Sequence[Sequence[int]],
     resources: int,
     *,
+    slots: Sequence[int] = (),
     blank: bool = True,
     idle: bool = True,
     skeleton: bool = True,
@@ -56,6 +60,7 @@ def count_full_teams(
     paths: Sequence[Sequence[int]],
     resources: int,
     *,
+    slots: Sequence[int] = (),
     blank: bool = True,
     idle: bool = True,
     skeleton: bool = True,
@@ -82,4 +87,5 @@ def simulate(
     policy: str = "all-at-once",
     overhead_s: float = 0.0,
     bins: int = 0,
+    slots: Sequence[int] = (),
 ) -> RawPrediction: ...

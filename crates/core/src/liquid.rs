@@ -1134,33 +1134,18 @@ mod tests {
         two_switch_paths, Rng,
     };
 
-    /// Smallest number of frames, by trying every assignment (tiny cases only).
-    fn brute_force_optimum(paths: &[Vec<u32>]) -> usize {
-        fn place(paths: &[Vec<u32>], t: usize, frames: &mut Vec<Vec<usize>>, best: &mut usize) {
-            if frames.len() >= *best {
-                return;
-            }
-            if t == paths.len() {
-                *best = frames.len();
-                return;
-            }
-            for f in 0..frames.len() {
-                if frames[f]
-                    .iter()
-                    .all(|&u| paths[u].iter().all(|r| !paths[t].contains(r)))
-                {
-                    frames[f].push(t);
-                    place(paths, t + 1, frames, best);
-                    frames[f].pop();
-                }
-            }
-            frames.push(vec![t]);
-            place(paths, t + 1, frames, best);
-            frames.pop();
+    /// Every reduction off: the plain fission over teams of the whole traffic.
+    fn naive() -> SearchOptions {
+        SearchOptions {
+            blank: false,
+            idle: false,
+            skeleton: false,
+            reduced: false,
+            full: false,
+            memo: false,
+            guided: false,
+            ..SearchOptions::default()
         }
-        let mut best = paths.len();
-        place(paths, 0, &mut Vec::new(), &mut best);
-        best
     }
 
     #[test]
@@ -1177,23 +1162,13 @@ mod tests {
     #[test]
     fn every_reduction_switched_off_still_finds_it() {
         let paths = two_switch_paths();
-        let naive = SearchOptions {
-            blank: false,
-            idle: false,
-            skeleton: false,
-            reduced: false,
-            full: false,
-            memo: false,
-            guided: false,
-            ..SearchOptions::default()
-        };
-        let r = liquid_schedule(&paths, 12, &[], &naive).unwrap();
+        let r = liquid_schedule(&paths, 12, &[], &naive()).unwrap();
         assert!(r.liquid && is_valid_schedule(&paths, &r.frames));
     }
 
     #[test]
     fn fig7_triangle_has_no_liquid_schedule() {
-        // Three transfers, each on two of three links: every pair conflicts, &[], Λ = 2.
+        // Three transfers, each on two of three links: every pair conflicts, Λ = 2.
         let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
         let r = liquid_schedule(&paths, 3, &[], &SearchOptions::default()).unwrap();
         assert_eq!(r.duration, 2);
@@ -1224,27 +1199,12 @@ mod tests {
 
     #[test]
     fn agrees_with_brute_force_on_small_traffics() {
-        // A fixed pseudo-random family; the Python property tests cover random topologies.
-        let mut seed = 12345u64;
-        let mut next = move |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % m
-        };
+        // One slot everywhere; the Python property tests cover random topologies.
+        let mut rng = Rng(12345);
         for _ in 0..300 {
-            let n = 1 + next(9) as usize;
-            let resources = 2 + next(6) as usize;
-            let paths: Vec<Vec<u32>> = (0..n)
-                .map(|_| {
-                    let len = 1 + next(3) as usize;
-                    let mut p: Vec<u32> = (0..len).map(|_| next(resources as u64) as u32).collect();
-                    p.sort_unstable();
-                    p.dedup();
-                    p
-                })
-                .collect();
-            let best = brute_force_optimum(&paths);
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let resources = slots.len();
+            let best = brute_force_frames(&paths, &vec![1; resources]);
             for opts in [
                 SearchOptions::default(),
                 SearchOptions {
@@ -1262,19 +1222,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn team_counts_do_not_depend_on_the_reductions() {
-        let paths = two_switch_paths();
-        let all = SearchOptions::default();
-        let plain = SearchOptions {
+    /// The full-team enumeration with no pruning and a plain order.
+    fn unpruned() -> SearchOptions {
+        SearchOptions {
             blank: false,
             idle: false,
             skeleton: false,
             guided: false,
-            ..all.clone()
-        };
-        let a = count_full_teams(&paths, 12, &[], &all).unwrap();
-        let b = count_full_teams(&paths, 12, &[], &plain).unwrap();
+            ..SearchOptions::default()
+        }
+    }
+
+    #[test]
+    fn team_counts_do_not_depend_on_the_reductions() {
+        let paths = two_switch_paths();
+        let a = count_full_teams(&paths, 12, &[], &SearchOptions::default()).unwrap();
+        let b = count_full_teams(&paths, 12, &[], &unpruned()).unwrap();
         assert_eq!(a.teams, b.teams);
         assert!(a.teams > 0 && a.complete && b.complete);
         assert!(a.nodes < b.nodes);
@@ -1317,16 +1280,7 @@ mod tests {
                     skeleton: false,
                     ..SearchOptions::default()
                 },
-                SearchOptions {
-                    blank: false,
-                    idle: false,
-                    skeleton: false,
-                    reduced: false,
-                    full: false,
-                    memo: false,
-                    guided: false,
-                    ..SearchOptions::default()
-                },
+                naive(),
             ] {
                 let r = liquid_schedule(&paths, resources, &slots, &opts).unwrap();
                 assert!(
@@ -1430,16 +1384,8 @@ mod tests {
         for _ in 0..200 {
             let (paths, slots) = random_slot_traffic(&mut rng);
             let resources = slots.len();
-            let all = SearchOptions::default();
-            let plain = SearchOptions {
-                blank: false,
-                idle: false,
-                skeleton: false,
-                guided: false,
-                ..all.clone()
-            };
-            let a = count_full_teams(&paths, resources, &slots, &all).unwrap();
-            let b = count_full_teams(&paths, resources, &slots, &plain).unwrap();
+            let a = count_full_teams(&paths, resources, &slots, &SearchOptions::default()).unwrap();
+            let b = count_full_teams(&paths, resources, &slots, &unpruned()).unwrap();
             assert_eq!(a.teams, b.teams, "{paths:?} {slots:?}");
         }
     }

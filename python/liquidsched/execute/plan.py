@@ -9,6 +9,8 @@ transfer following each other in schedule order.
 
 from __future__ import annotations
 
+from collections import deque
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -122,18 +124,27 @@ def exchange_plan(schedule: Schedule) -> ExchangePlan:
 
 
 def _resource_order(schedule: Schedule, messages: list[Message]) -> tuple[list[list[int]], list[list[int]]]:
-    """Each message waits for the message before it, in schedule order, on each of its resources."""
-    lists = schedule.traffic.resource_lists(schedule.network)
-    last: dict[int, int] = {}
+    """Each message waits, on each of its resources, for the message that held the slot it
+    takes: with ``k`` slots, the ``k``-th message before it in schedule order (the one before it
+    with one slot)."""
+    net = schedule.network
+    lists = schedule.traffic.resource_lists(net)
+    slots = net.resource_slots
+    # The last k_r messages on each resource, oldest first.
+    recent: dict[int, deque[int]] = {}
     waits_for: list[list[int]] = []
     successors: list[list[int]] = [[] for _ in messages]
     for m in messages:
-        before = sorted({last[r] for r in lists[m.transfer] if r in last})
+        path = lists[m.transfer]
+        before = sorted({recent[r][0] for r in path if r in recent and len(recent[r]) == slots[r]})
         waits_for.append(before)
         for p in before:
             successors[p].append(m.id)
-        for r in lists[m.transfer]:
-            last[r] = m.id
+        for r in path:
+            held = recent.setdefault(r, deque())
+            if len(held) == slots[r]:
+                held.popleft()
+            held.append(m.id)
     return waits_for, successors
 
 
