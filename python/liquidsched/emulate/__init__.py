@@ -4,7 +4,11 @@ Every node of a :class:`~liquidsched.network.Network` becomes a network namespac
 ``PREFIX-nI`` (I its index): hosts run processes there, switches forward. Every pair of
 connected nodes gets one veth pair ``vK`` (one interface in each namespace); each directed link
 of the model shapes the egress of its end with ``tbf`` at its capacity (under a ``netem`` delay
-when it has a latency). A direction the model lacks (a host that only sends has no downlink) is
+when it has a latency). Capacities are rates of message bytes, as everywhere in liquidsched, and
+``tbf`` counts frames with their headers, so the shaped rate is the capacity times
+:data:`WIRE_BYTES_PER_PAYLOAD`: a full-size TCP segment carries the capacity in payload. A host's
+TCP keeps less data queued below it than its link's queue holds
+(``tcp_limit_output_bytes``), as a host's network card pushes back instead of dropping. A direction the model lacks (a host that only sends has no downlink) is
 left unshaped: it only carries acknowledgements. Every node has one address (a host on its
 cable, a switch on its loopback interface); static ``/32`` routes, hop by hop, reproduce the model's route of every host
 pair. A pair without a route in the model (a receiver answering a sender) goes back the way it
@@ -37,6 +41,9 @@ STATE_DIR = Path("/run/liquidsched")
 DEFAULT_PREFIX = "lsq"
 #: tbf queue: the time a packet may wait at a link before it is dropped.
 QUEUE_S = 0.02
+#: Bytes on the wire (Ethernet header, IPv4, TCP with timestamps: what ``tbf`` counts) per byte of
+#: payload in a full-size TCP segment: 1514 / 1448.
+WIRE_BYTES_PER_PAYLOAD = 1514 / 1448
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 
 
@@ -216,12 +223,17 @@ def _require_root() -> None:
         raise BackendError("the emulated network needs root (network namespaces, veth, tc)")
 
 
-def _qdisc_commands(iface: str, capacity_Bps: float, latency_s: float) -> list[str]:
-    rate = max(int(capacity_Bps * 8), 8)
-    # The burst holds a full GSO segment (veth hands tbf up to 64 KiB at once) and at least a
-    # timer tick of traffic; the queue holds QUEUE_S of traffic, as a switch port buffer would.
+def _tbf_sizes(capacity_Bps: float) -> tuple[int, int]:
+    """The ``tbf`` burst and queue limit of a link, in bytes: the burst holds a full GSO segment
+    (veth hands tbf up to 64 KiB at once) and at least a timer tick of traffic; the queue holds
+    QUEUE_S of traffic, as a switch port buffer would."""
     burst = max(65536 + 1514, int(capacity_Bps / 250))
-    limit = max(int(capacity_Bps * QUEUE_S), 2 * burst)
+    return burst, max(int(capacity_Bps * QUEUE_S), 2 * burst)
+
+
+def _qdisc_commands(iface: str, capacity_Bps: float, latency_s: float) -> list[str]:
+    rate = max(int(capacity_Bps * WIRE_BYTES_PER_PAYLOAD * 8), 8)
+    burst, limit = _tbf_sizes(capacity_Bps)
     tbf = f"tbf rate {rate}bit burst {burst} limit {limit}"
     if latency_s > 0:
         return [f"qdisc add dev {iface} root handle 1: netem delay {latency_s * 1e6:.0f}us limit 100000",
@@ -264,6 +276,8 @@ def _build(plan: EmulationPlan) -> None:
         settings = {"net/ipv6/conf/all/disable_ipv6": "1", "net/ipv6/conf/default/disable_ipv6": "1",
                     "net/ipv4/conf/all/rp_filter": "0", "net/ipv4/conf/default/rp_filter": "0",
                     "net/ipv4/ip_forward": "1" if net.is_switch(node) else "0"}
+        if not net.is_switch(node):
+            settings["net/ipv4/tcp_limit_output_bytes"] = str(_host_queue_share(net, node))
         script = "; ".join(f"echo {v} > /proc/sys/{k}" for k, v in settings.items())
         _run(["ip", "netns", "exec", ns, "sh", "-c", script])
     by_ns: dict[str, list[str]] = {}
@@ -275,6 +289,14 @@ def _build(plan: EmulationPlan) -> None:
                 by_ns.setdefault(ns, []).extend(_qdisc_commands(iface, link.capacity_Bps, link.latency_s))
     for ns, lines in by_ns.items():
         _run(["tc", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n")
+
+
+def _host_queue_share(net: Network, host: str) -> int:
+    """What one TCP socket of ``host`` may keep queued below it: half the queue of its slowest
+    outgoing link. Left at the kernel's default (1 MiB or more), a single flow overflows its own
+    link's queue and drops packets that a network card would have held back."""
+    limits = [_tbf_sizes(net.links[net.link_between(host, n)].capacity_Bps)[1] for n in net.out_neighbours(host)]
+    return max(2 * 1514, min(limits, default=2 * 65536) // 2)
 
 
 def existing(prefix: str) -> list[str]:
