@@ -29,6 +29,10 @@ demo: $(STAMP)
 	$(LS) bound --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0
 	$(LS) plan --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0 --algorithm round-robin --output $(OUT)/t1-round-robin.json
 	$(LS) plan --topology swiss-t1 --alloc 4,0,4,0,4,0,4,0 --algorithm liquid --output $(OUT)/t1-liquid.json --plot $(OUT)/t1-liquid.png
+	@echo "== paper 002's hierarchy: 100 Mbit/s hosts, 1 Gbit/s uplinks with 10 slots; all-to-all of 4 x 2 hosts =="
+	$(LS) bound --topology hierarchical:d1=4,d2=2 --traffic all-to-all
+	$(LS) plan --topology hierarchical:d1=4,d2=2 --traffic all-to-all --algorithm liquid --output $(OUT)/hierarchical-liquid.json --plot $(OUT)/hierarchical-liquid.png
+	$(LS) check $(OUT)/hierarchical-liquid.json
 	@echo "== swiss-t1 sweep: all 5^8 allocations =="
 	$(LS) sweep --topology swiss-t1 --output $(OUT)/t1-classes.json --plot $(OUT)/t1-sweep.png
 
