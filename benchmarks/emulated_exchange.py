@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from liquidsched import build_topology, plan
-from liquidsched.cli_execute import PREDICTION_OF_MODE
+from liquidsched.execute import PREDICTION_OF_MODE
 from liquidsched.emulate import Emulation, single_flow_check
 from liquidsched.execute import run_exchange
 from liquidsched.io.files import write_document
@@ -122,12 +122,16 @@ def main() -> None:
     parser = benchmark_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--prefix", default="lsqbench")
+    parser.add_argument("--only", metavar="TEXT", default="",
+                        help="run only the networks whose label contains TEXT (e.g. hierarchical)")
     parser.add_argument("--size", type=parse_size, default=4 * MB, metavar="BYTES",
                         help="bytes per transfer of the generated traffics (default 4MB)")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("the emulated networks need root")
-    todo = experiments(args.size)
+    todo = [(label, runs) for label, runs in experiments(args.size) if args.only in label]
+    if not todo:
+        raise SystemExit(f"no network label contains {args.only!r}")
     records = []
     with progress_bar("{task.description}") as progress:
         task = progress.add_task("runs", total=sum(len(runs) for _, runs in todo))

@@ -180,7 +180,7 @@ def test_malformed_topology_through_the_cli(case, capsys, tmp_path):
      "--time-limit applies to --algorithm liquid or cpsat, not dsatur"),
     (["plan", "--topology", "two-switch", "--algorithm", "liquid", "--time-limit", "-1"], "must be non-negative"),
     (["simulate", "--topology", "two-switch"], "give --schedule FILE, or --topology and --algorithm"),
-    (["simulate", "--topology", "two-switch", "--algorithm", "dsatur", "--overhead", "-1"], "overhead must be"),
+    (["simulate", "--topology", "two-switch", "--algorithm", "dsatur", "--overhead", "-1"], "--overhead: must be non-negative"),
 ])
 def test_user_errors_are_one_line(capsys, argv, expected):
     try:

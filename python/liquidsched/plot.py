@@ -1,4 +1,5 @@
-"""Plots of results people compare (matplotlib, written as PNG without a display)."""
+"""Plots of results people compare (matplotlib without a display; PNG, PDF or SVG by the file's
+extension)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,18 @@ import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .io.files import write_atomic  # noqa: E402
+from .io.output import plot_format, write_output  # noqa: E402
 from .sweep import SweepResult  # noqa: E402
 
 
 def _save(fig, path: str | os.PathLike) -> None:
+    """Write ``fig`` in the format of ``path``'s extension, whole or not at all."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=120)
-    plt.close(fig)
-    write_atomic(path, buffer.getvalue())
+    try:
+        fig.savefig(buffer, format=plot_format(path), dpi=120)
+    finally:
+        plt.close(fig)
+    write_output(path, buffer.getvalue())
 
 
 def plot_sweep(result: SweepResult, path: str | os.PathLike) -> None:

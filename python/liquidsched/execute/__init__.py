@@ -34,6 +34,10 @@ from ..errors import BackendError, InputError
 from ..schedule import Schedule
 from .plan import MODES, ExchangePlan, exchange_plan
 
+#: The simulator's prediction beside each execution mode: (model, policy).
+PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("circuit", "all-at-once"),
+                      "all-at-once": ("fluid", "all-at-once"), "alltoallv": ("fluid", "all-at-once")}
+
 #: Environment that makes MPICH ranks in different network namespaces talk over TCP.
 NAMESPACE_ENV = {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
 
@@ -169,5 +173,5 @@ def _result(schedule: Schedule, plan: ExchangePlan, raw: dict) -> ExchangeResult
     return ExchangeResult(schedule.info.algorithm, plan.hosts, modes, raw.get("mpi_library", ""))
 
 
-__all__ = ["MODES", "NAMESPACE_ENV", "ExchangeResult", "ModeResult", "exchange_plan", "find_mpiexec",
+__all__ = ["MODES", "NAMESPACE_ENV", "PREDICTION_OF_MODE", "ExchangeResult", "ModeResult", "exchange_plan", "find_mpiexec",
            "mpiexec_command", "run_exchange"]

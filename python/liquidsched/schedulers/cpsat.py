@@ -10,8 +10,6 @@ least the frame bound of them are used.
 
 from __future__ import annotations
 
-from ortools.sat.python import cp_model
-
 from .. import _core
 from ..bounds import frame_lower_bound
 from ..errors import InputError
@@ -25,6 +23,8 @@ def build_slot_model(paths: list[list[int]], resources: int, slots: int, lower: 
                      capacity: list[int] | None = None):
     """The CP-SAT model over ``slots`` timeslots, resource ``r`` taking ``capacity[r]`` transfers
     a timeslot (one each when None): returns ``(model, x, used)`` with ``x[t][s]`` and ``used[s]``."""
+    from ortools.sat.python import cp_model  # heavy (it imports pandas): only when CP-SAT runs
+
     model = cp_model.CpModel()
     x = [[model.new_bool_var(f"x{t}_{s}") for s in range(slots)] for t in range(len(paths))]
     used = [model.new_bool_var(f"used{s}") for s in range(slots)]
@@ -79,6 +79,8 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
     lower = frame_lower_bound(traffic.resource_sets(net), slots)
     greedy = _core.dsatur(paths, len(net.resources), slots=slots)
     model, x, _ = build_slot_model(paths, len(net.resources), len(greedy), lower, slots)
+    from ortools.sat.python import cp_model
+
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     if time_limit is not None:

@@ -8,14 +8,11 @@ from typing import Any, Iterator
 
 from rich.table import Table
 
-from .errors import InputError
-from .execute import MODES, ExchangeResult, run_exchange
-from .io.files import write_document
-from .schedule import Schedule
-
-#: The simulator's prediction beside each execution mode: (model, policy).
-PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("circuit", "all-at-once"),
-                      "all-at-once": ("fluid", "all-at-once"), "alltoallv": ("fluid", "all-at-once")}
+from ..errors import InputError
+from ..execute import MODES, PREDICTION_OF_MODE, ExchangeResult, run_exchange
+from ..io.files import write_document
+from ..schedule import Schedule
+from .common import add_schedule_options, err, mbps, out, print_json, schedule_from_args
 
 
 def _modes(text: str) -> list[str]:
@@ -23,12 +20,15 @@ def _modes(text: str) -> list[str]:
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise argparse.ArgumentTypeError(f"unknown mode {bad[0] if bad else '(none)'!r} (modes: {', '.join(MODES)})")
+    twice = sorted({m for m in modes if modes.count(m) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"mode {twice[0]!r} given twice")
     return modes
 
 
 def predictions(schedule: Schedule, modes: list[str]) -> dict[str, float]:
     """The simulator's ratio to the liquid throughput for each mode."""
-    from .simulate import simulate
+    from ..simulate import simulate
 
     return {mode: simulate(schedule, *PREDICTION_OF_MODE[mode]).ratio_to_bound for mode in modes}
 
@@ -37,7 +37,7 @@ def predictions(schedule: Schedule, modes: list[str]) -> dict[str, float]:
 def emulated_hosts(schedule: Schedule, emulate: bool, prefix: str | None) -> Iterator[dict[str, str] | None]:
     """Host namespaces for the run: a network built for it (``emulate``), one already up
     (``prefix``), or None to run the ranks here."""
-    from . import emulate as em
+    from .. import emulate as em
 
     if emulate:
         with em.Emulation(schedule.network, prefix or em.DEFAULT_PREFIX) as plan:
@@ -54,8 +54,6 @@ def emulated_hosts(schedule: Schedule, emulate: bool, prefix: str | None) -> Ite
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .cli import _mbps, _print_json, err, out, schedule_from_args
-
     schedule = schedule_from_args(args)
     with emulated_hosts(schedule, args.emulate, args.prefix) as namespace:
         if namespace is not None:
@@ -70,10 +68,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         write_document(report, args.output)
     if args.json:
-        _print_json(report)
+        print_json(report)
         return 0
     out.print(result_table(result, predicted, f"{schedule.network.name}: {schedule.traffic.name}, "
-                                              f"{schedule.info.algorithm} ({schedule.length} frames)", _mbps))
+                                              f"{schedule.info.algorithm} ({schedule.length} frames)", mbps))
     return 0 if all(m.verified is not False for m in result.modes) else 1
 
 
@@ -90,9 +88,8 @@ def result_table(result: ExchangeResult, predicted: dict[str, float], title: str
 
 
 def cmd_netem_up(args: argparse.Namespace) -> int:
-    from . import emulate as em
-    from .cli import err
-    from .topologies import resolve_topology
+    from .. import emulate as em
+    from ..topologies import resolve_topology
 
     plan = em.plan_emulation(resolve_topology(args.topology), args.prefix)
     em.up(plan)
@@ -106,8 +103,7 @@ def cmd_netem_up(args: argparse.Namespace) -> int:
 def report_single_flow(plan: Any) -> None:
     """Check that one TCP flow between the first sender and the last other receiver reaches
     its narrowest link's rate; warn when the machine, not the emulated links, is the limit."""
-    from . import emulate as em
-    from .cli import err
+    from .. import emulate as em
 
     net = plan.network
     src = net.senders()[0]
@@ -119,8 +115,7 @@ def report_single_flow(plan: Any) -> None:
 
 
 def cmd_netem_down(args: argparse.Namespace) -> int:
-    from . import emulate as em
-    from .cli import err
+    from .. import emulate as em
 
     removed = em.down(args.prefix)
     err.print(f"down: removed {removed} namespaces {args.prefix}-n*")
@@ -128,8 +123,7 @@ def cmd_netem_down(args: argparse.Namespace) -> int:
 
 
 def cmd_netem_status(args: argparse.Namespace) -> int:
-    from . import emulate as em
-    from .cli import _print_json, out
+    from .. import emulate as em
 
     names = em.existing(args.prefix)
     info: dict[str, Any] = {"prefix": args.prefix, "namespaces": len(names)}
@@ -138,7 +132,7 @@ def cmd_netem_status(args: argparse.Namespace) -> int:
         info |= {"network": plan.network.name, "hosts": {h: plan.namespace[h] for h in plan.hosts()},
                  "links_tx_bytes": em.link_counters(plan)}
     if args.json:
-        _print_json(info)
+        print_json(info)
         return 0
     if not names:
         out.print(f"no emulated network with prefix {args.prefix!r}")
@@ -150,9 +144,8 @@ def cmd_netem_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_execute_parsers(sub: argparse._SubParsersAction) -> None:
-    from .cli import add_schedule_options
-    from .emulate import DEFAULT_PREFIX
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    from ..emulate import DEFAULT_PREFIX
 
     p = sub.add_parser("run", help="execute a schedule with MPI, here or in an emulated network, and time it")
     add_schedule_options(p)
@@ -166,7 +159,7 @@ def add_execute_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without "
                                     "--emulate, run in the network 'netem up' built with it")
     p.add_argument("--mpiexec-args", metavar="'ARGS'", help="further mpiexec arguments, e.g. '-f hostfile'")
-    p.add_argument("--output", metavar="RESULTS.json", help="write the measurements")
+    p.add_argument("--output", metavar="RESULTS.json", help="write the measurements (- for standard output)")
     p.set_defaults(run=cmd_run)
 
     netem = sub.add_parser("netem", help="an emulated network on this machine: up, down, status (root)")

@@ -1,0 +1,174 @@
+"""What every command shares: the consoles, the problem options (topology, allocation, traffic,
+size), the schedule options, output paths, and number formats. Command modules import this one,
+never each other."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+
+from ..errors import InputError
+from ..io.output import check_output, plot_format
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+#: The traffic of the problem options when ``--traffic`` is not given.
+DEFAULT_TRAFFIC = "half-all-to-all"
+
+#: The algorithm ``plan`` uses when none is named (it says so).
+DEFAULT_ALGORITHM = "round-robin"
+
+
+def allocation_arg(text: str) -> list[int]:
+    """``--alloc 4,4,0,0``: hosts to use on each switch."""
+    try:
+        return [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated counts such as 4,4,0,0, got {text!r}") from None
+
+
+def size_arg(text: str) -> int:
+    """``--size 1MB``: an exact whole number of bytes, units allowed."""
+    from ..units import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_problem_options(p: argparse.ArgumentParser, topology_required: bool = True) -> None:
+    """``--topology``, ``--alloc``, ``--traffic``, ``--size`` and ``--json``."""
+    from ..topologies import BUILDERS
+    from ..traffic import GENERATORS
+
+    p.add_argument("--topology", required=topology_required, metavar="NAME|FILE",
+                   help=f"a built-in ({', '.join(BUILDERS)}), with parameters as NAME:k=v,..., or a YAML/JSON file")
+    p.add_argument("--alloc", type=allocation_arg, metavar="N0,N1,...",
+                   help="use the first N_i hosts of the i-th switch with hosts (paper 000 §7)")
+    p.add_argument("--traffic", metavar="NAME|FILE",
+                   help=f"a generator ({', '.join(GENERATORS)}) or a CSV/JSON/YAML transfer file "
+                        "(default: half-all-to-all)")
+    p.add_argument("--size", type=size_arg, metavar="BYTES",
+                   help="transfer size of a generated traffic, e.g. 1MB, 64KiB (default: 1MB)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def problem(args: argparse.Namespace):
+    """The network and traffic the problem options describe."""
+    from ..topologies import resolve_topology
+    from ..traffic import DEFAULT_SIZE_BYTES, GENERATORS, allocation_hosts, make_traffic
+
+    spec = args.traffic or DEFAULT_TRAFFIC
+    if args.size is not None and spec.partition(":")[0] not in GENERATORS:
+        raise InputError(f"--size applies to a generated traffic ({', '.join(GENERATORS)}); "
+                         f"the sizes of {spec} are in the file")
+    net = resolve_topology(args.topology)
+    hosts = allocation_hosts(net, args.alloc) if args.alloc is not None else None
+    return net, make_traffic(net, spec, hosts, args.size or DEFAULT_SIZE_BYTES)
+
+
+def add_algorithm_options(p: argparse.ArgumentParser, default: str | None) -> None:
+    """``--algorithm`` and the options of some algorithms: ``--seed``, ``--time-limit``,
+    ``--node-limit``."""
+    from ..schedulers import SCHEDULERS
+
+    shown = f" (default {default})" if default else ""
+    p.add_argument("--algorithm", choices=list(SCHEDULERS), default=None,
+                   help=f"the scheduler{shown}")
+    p.add_argument("--seed", type=int, help="random: the seed (default 0)")
+    p.add_argument("--time-limit", type=float, metavar="S",
+                   help="liquid, cpsat: stop after S seconds with the best schedule found")
+    p.add_argument("--node-limit", type=int, metavar="N", help="liquid: stop after N search nodes")
+
+
+#: Options that only some algorithms take: (flag, algorithms).
+ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",)), "time_limit": ("--time-limit", ("liquid", "cpsat")),
+                     "node_limit": ("--node-limit", ("liquid",))}
+
+
+def algorithm_options(args: argparse.Namespace, algorithm: str) -> dict[str, Any]:
+    """The options given for ``algorithm``; one given to an algorithm that does not take it is
+    an error."""
+    options: dict[str, Any] = {}
+    for key, (flag, algorithms) in ALGORITHM_OPTIONS.items():
+        value = getattr(args, key, None)
+        if value is None:
+            continue
+        if algorithm not in algorithms:
+            raise InputError(f"{flag} applies to --algorithm {' or '.join(algorithms)}, not {algorithm}")
+        if key != "seed" and not value >= 0:
+            raise InputError(f"{flag}: must be non-negative, got {value}")
+        options[key] = value
+    return options
+
+
+def add_schedule_options(p: argparse.ArgumentParser) -> None:
+    """``--schedule FILE``, or the problem options with ``--algorithm``."""
+    p.add_argument("--schedule", metavar="SCHEDULE.json", help="a schedule file (from plan --output)")
+    add_problem_options(p, topology_required=False)
+    add_algorithm_options(p, default=None)
+
+
+def schedule_from_args(args: argparse.Namespace):
+    """The schedule of ``--schedule FILE``, or built by ``--algorithm`` for ``--topology``."""
+    from ..schedule import Schedule
+    from ..schedulers import plan
+
+    if args.schedule:
+        given = [flag for flag, key in (("--topology", "topology"), ("--algorithm", "algorithm"),
+                                        ("--alloc", "alloc"), ("--traffic", "traffic"), ("--size", "size"))
+                 if getattr(args, key, None) is not None]
+        given += [flag for key, (flag, _) in ALGORITHM_OPTIONS.items() if getattr(args, key, None) is not None]
+        if given:
+            raise InputError(f"--schedule FILE already fixes the network, traffic and schedule; "
+                             f"{', '.join(given)} cannot be given with it")
+        return Schedule.load(args.schedule)
+    if not (args.topology and args.algorithm):
+        raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
+    net, traffic = problem(args)
+    return plan(net, traffic, args.algorithm, **algorithm_options(args, args.algorithm))
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse bad ``--output`` and ``--plot`` paths before any work starts."""
+    plot = getattr(args, "plot", None)
+    if plot:
+        plot_format(plot)
+        check_output(plot)
+    output = getattr(args, "output", None)
+    if output:
+        check_output(output)
+    if plot and output and plot != "-" and str(plot) == str(output):
+        raise InputError(f"--output and --plot are both {output}")
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2))
+
+
+def mbps(rate: float) -> str:
+    return f"{rate / 1e6:,.2f} MB/s"
+
+
+def names(resources: list[str], shown: int = 12) -> str:
+    """The first ``shown`` names, then how many more."""
+    more = f" and {len(resources) - shown} more" if len(resources) > shown else ""
+    return ", ".join(resources[:shown]) + more
+
+
+def slot_summary(slots: dict[str, int], shown: int = 6) -> str:
+    """Resources with more than one slot, grouped by slot count: ``10: e1>root, root>e1``."""
+    by_count: dict[int, list[str]] = {}
+    for r, k in slots.items():
+        by_count.setdefault(k, []).append(r)
+    parts = []
+    for k in sorted(by_count):
+        listed = by_count[k]
+        more = f" and {len(listed) - shown} more" if len(listed) > shown else ""
+        parts.append(f"{k}: {', '.join(listed[:shown])}{more}")
+    return "; ".join(parts)

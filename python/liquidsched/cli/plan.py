@@ -1,0 +1,133 @@
+"""``liquidsched bound``, ``plan`` and ``check``: the bound of a traffic, a schedule for it, and
+the validation of a schedule file."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import InputError, LiquidschedError
+from .common import (DEFAULT_ALGORITHM, add_algorithm_options, add_problem_options, algorithm_options, err, mbps,
+                     names, out, print_json, problem, slot_summary)
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ..bounds import compute_bound
+
+    net, traffic = problem(args)
+    bound = compute_bound(net, traffic)
+    if args.json:
+        print_json(bound.to_dict())
+        return 0
+    table = Table(show_header=False, title=f"{net.name}: {traffic.name}")
+    table.add_row("transfers", str(bound.transfers))
+    in_transfers = f"{bound.duration} transfers (" if bound.uniform else ""
+    table.add_row("duration Λ", f"{in_transfers}{float(bound.duration_s) * 1e3:.3f} ms" + (")" if bound.uniform else ""))
+    table.add_row("bottlenecks", names(bound.bottlenecks))
+    table.add_row("liquid throughput", mbps(float(bound.liquid_throughput_Bps)))
+    if not bound.uniform:
+        table.add_row("frame bound", f"{bound.frame_lower_bound} frames ({float(bound.frame_bound_time_s) * 1e3:.3f} ms)")
+        if bound.frame_bottlenecks != bound.bottlenecks:
+            table.add_row("frame bottlenecks", names(bound.frame_bottlenecks))
+        if bound.slot_model_gap_s:
+            table.add_row("slot-model gap", f"{float(bound.slot_model_gap_s) * 1e3:.3f} ms: frames of whole transfers "
+                          f"reach at most {float(bound.frame_bound_ratio):.1%} of the liquid throughput")
+    slots = {r: k for r, k in bound.slots.items() if k != 1}
+    if slots:
+        table.add_row("slots", slot_summary(slots))
+    out.print(table)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ..schedulers import plan
+    from ..validate import validate
+
+    algorithm = args.algorithm or DEFAULT_ALGORITHM
+    if args.json and "-" in (args.output, args.plot):
+        raise InputError("--json and an output to standard output (-) cannot share it")
+    options = algorithm_options(args, algorithm)
+    net, traffic = problem(args)
+    schedule = plan(net, traffic, algorithm, **options)
+    violations = validate(schedule)
+    if violations:  # a scheduler bug, never a user error: refuse to write it
+        raise LiquidschedError(f"the {algorithm} schedule failed validation: {violations[0]}")
+    if args.plot:
+        from ..plot import plot_schedule
+
+        plot_schedule(schedule, args.plot)
+    if args.output:
+        schedule.save(args.output)
+    summary = schedule.summary() | {"algorithm": algorithm, "algorithm_defaulted": args.algorithm is None}
+    if args.json:
+        print_json(summary)
+        return 0
+    bound = schedule.bound
+    table = Table(show_header=False, title=f"{net.name}: {traffic.name}, {algorithm}")
+    table.add_row("algorithm", algorithm + (" (the default; --algorithm chooses another)"
+                                            if args.algorithm is None else ""))
+    table.add_row("frames", f"{schedule.length} (frame bound {schedule.info.lower_bound})")
+    table.add_row("time (frames model)", f"{summary['makespan_s'] * 1e3:.3f} ms for Λ = "
+                  f"{float(bound.duration_s) * 1e3:.3f} ms: {summary['ratio_to_bound']:.1%} of the liquid throughput")
+    if bound.slot_model_gap_s:
+        table.add_row("slot-model limit", f"{float(bound.frame_bound_time_s) * 1e3:.3f} ms "
+                      f"({float(bound.frame_bound_ratio):.1%}): no schedule of whole transfers in frames is faster")
+    table.add_row("liquid", str(schedule.liquid))
+    table.add_row("optimal", {True: "yes, fewest frames (proven)", False: "not proven",
+                              None: "unknown"}[schedule.info.optimal]
+                  + (", least time" if summary["time_optimal"] else ""))
+    if "note" in summary:
+        table.add_row("note", summary["note"])
+    if summary["gap"]:
+        table.add_row("gap to the proven bound", f"{summary['gap']} frame{'s' if summary['gap'] > 1 else ''}")
+    if summary["nodes_explored"] is not None:
+        table.add_row("nodes explored", f"{summary['nodes_explored']:,}")
+    if schedule.info.stats.get("stopped_by"):
+        table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
+    table.add_row("throughput (frames model)", mbps(summary["throughput_Bps"]))
+    table.add_row("liquid throughput", mbps(summary["liquid_throughput_Bps"]))
+    table.add_row("scheduling time", f"{schedule.info.time_s * 1e3:.2f} ms")
+    written = [p for p in (args.output, args.plot) if p and p != "-"]
+    if written:
+        table.add_row("written", ", ".join(map(str, written)))
+    (err if "-" in (args.output, args.plot) else out).print(table)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ..schedule import Schedule
+    from ..validate import validate
+
+    schedule = Schedule.load(args.schedule)
+    violations = validate(schedule)
+    if args.json:
+        print_json({"valid": not violations, "length": schedule.length,
+                    "violations": [{"kind": v.kind, "message": v.message} for v in violations]})
+    elif violations:
+        err.print(f"{args.schedule}: invalid, {len(violations)} violation(s):", markup=False)
+        for v in violations:
+            err.print(f"  {v.message}", markup=False)
+    else:
+        out.print(f"{args.schedule}: valid, {schedule.length} frames, {len(schedule.traffic)} transfers", markup=False)
+    return 1 if violations else 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bound", help="loads, duration, bottlenecks and liquid throughput of a traffic")
+    add_problem_options(p)
+    p.set_defaults(run=cmd_bound)
+
+    p = sub.add_parser("plan", help="build a schedule and write it")
+    add_problem_options(p)
+    add_algorithm_options(p, default=DEFAULT_ALGORITHM)
+    p.add_argument("--output", metavar="SCHEDULE.json", help="where to write the schedule (- for standard output)")
+    p.add_argument("--plot", metavar="FILE.png|pdf|svg", help="draw the schedule: frames against resources")
+    p.set_defaults(run=cmd_plan)
+
+    p = sub.add_parser("check", help="validate a schedule file (exit 0 valid, 1 invalid)")
+    p.add_argument("schedule", metavar="SCHEDULE.json")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_check)

@@ -1,0 +1,92 @@
+"""``liquidsched simulate``: what a schedule achieves in a network model."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import InputError
+from .common import add_schedule_options, mbps, out, print_json, schedule_from_args
+
+#: ``simulate`` follows the schedule unless told otherwise: the frames model, and in the fluid
+#: model frame by frame behind a barrier.
+DEFAULT_MODEL, DEFAULT_FLUID_POLICY = "frames", "frames"
+
+
+def simulation_options(args: argparse.Namespace) -> tuple[str, str, float]:
+    """(model, policy, overhead) from the options, refusing those the model does not take."""
+    # A policy or SimGrid only exist in the fluid model: naming them names it.
+    implied_fluid = args.policy is not None or args.backend == "simgrid"
+    model = args.model or ("fluid" if implied_fluid else DEFAULT_MODEL)
+    if args.policy is not None and model != "fluid":
+        raise InputError(f"--policy applies to --model fluid, not {model}")
+    policy = args.policy or DEFAULT_FLUID_POLICY
+    if args.overhead is not None:
+        if model == "circuit" or (model == "fluid" and policy != "frames"):
+            raise InputError("--overhead (β per frame) applies to --model frames and to --model fluid "
+                             f"--policy frames, not to {model}" + (f" --policy {policy}" if model == "fluid" else ""))
+        if not args.overhead >= 0:
+            raise InputError(f"--overhead: must be non-negative, got {args.overhead}")
+    if args.backend == "simgrid" and model != "fluid":
+        raise InputError(f"--backend simgrid simulates --model fluid, not {model}")
+    return model, policy, args.overhead or 0.0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ..simulate import simulate
+    from ..validate import validate
+
+    model, policy, overhead = simulation_options(args)
+    if args.backend == "simgrid" and args.plot:
+        raise InputError("--plot needs the utilisation map of the rust backend; SimGrid gives finish times only")
+    schedule = schedule_from_args(args)
+    violations = validate(schedule)
+    if violations and model != "fluid":
+        raise InputError(f"the schedule is not valid in the slot model ({violations[0]}); "
+                         "only the fluid model (--model fluid) simulates it")
+    prediction = simulate(schedule, model, policy, overhead, bins=200 if args.plot else 0, backend=args.backend)
+    if args.plot:
+        from ..plot import plot_utilisation
+
+        plot_utilisation(schedule, prediction, args.plot)
+    bound = schedule.bound
+    summary = {"algorithm": schedule.info.algorithm, "frames": schedule.length, **prediction.to_dict(),
+               "overhead_s": overhead, "duration_s": float(bound.duration_s),
+               "frame_lower_bound": bound.frame_lower_bound, "frame_bound_time_s": float(bound.frame_bound_time_s)}
+    if args.json:
+        print_json(summary)
+        return 0
+    title = f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm}"
+    table = Table(show_header=False, title=title)
+    described = {"frames": "frames (each frame as long as its longest piece at its slot rate)",
+                 "circuit": "circuit (a transfer holds a slot of each resource of its path while it runs)",
+                 "fluid": f"fluid (max-min fair sharing), {policy}"}[model]
+    table.add_row("model", described + (" (SimGrid CM02)" if args.backend == "simgrid" else "")
+                  + (f", β = {overhead * 1e3:g} ms a frame" if overhead else ""))
+    table.add_row("makespan", f"{prediction.makespan_s * 1e3:.3f} ms")
+    table.add_row("throughput", mbps(prediction.throughput_Bps))
+    table.add_row("of the liquid throughput", f"{prediction.ratio_to_bound:.1%}")
+    if args.plot and args.plot != "-":
+        table.add_row("written", str(args.plot))
+    out.print(table)
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    from ..simulate import BACKENDS, MODELS, POLICIES
+
+    p = sub.add_parser("simulate", help="predict what a schedule achieves: frames, circuit or fluid model")
+    add_schedule_options(p)
+    p.add_argument("--model", choices=MODELS,
+                   help=f"the network model (default {DEFAULT_MODEL}: it follows the schedule frame by frame; "
+                        "fluid when --policy or --backend simgrid is given)")
+    p.add_argument("--policy", choices=POLICIES,
+                   help="fluid model: flows frame by frame behind a barrier (default), all at once "
+                        "(the schedule's order ignored), or per sender in schedule order")
+    p.add_argument("--overhead", type=float, metavar="S",
+                   help="β added to every frame (frames model, fluid frames policy; default 0)")
+    p.add_argument("--backend", choices=BACKENDS, default="rust",
+                   help="rust (default) or SimGrid's CM02 model (fluid model; needs python3-simgrid)")
+    p.add_argument("--plot", metavar="FILE.png|pdf|svg", help="utilisation of every resource over time")
+    p.set_defaults(run=cmd_simulate)

@@ -1,0 +1,180 @@
+"""The one way liquidsched writes a file: whole or not at all, and never over something that is
+not a file.
+
+* ``-`` is standard output.
+* A regular file (or a new one) is written to a temporary file beside it and renamed over it, so
+  a reader never sees half of it and a failure leaves nothing behind.
+* A symbolic link is followed: its target is written, the link stays.
+* A device, a FIFO or a socket is written in place (``/dev/null``, ``/dev/stdout``, a named pipe a
+  reader waits on); it is never replaced by a file.
+* A directory, a path under a file, or a directory that does not exist or cannot be written is
+  refused, with one line naming the path, by :func:`check_output` before any long work starts.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from ..errors import InputError
+
+STDOUT = "-"
+
+#: Plot formats, chosen by the file's extension.
+PLOT_FORMATS = ("png", "pdf", "svg")
+
+
+def _plain_file_mode() -> int:
+    """The mode ``open(path, "w")`` would give a new file under this process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+# mkstemp creates files private; written files get the mode a plain open() would give them.
+# Read once: changing the umask is process-wide and must not race with other threads.
+_PLAIN_FILE_MODE = _plain_file_mode()
+
+
+def _why(e: OSError) -> str:
+    return e.strerror or str(e)
+
+
+def _existing_kind(p: Path) -> str | None:
+    """``"regular"``, ``"directory"``, ``"special"`` (device, FIFO, socket) or None when
+    nothing is there; symbolic links are followed."""
+    try:
+        mode = p.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise InputError(f"{p}: a part of the path is a file, not a directory") from None
+    except OSError as e:
+        raise InputError(f"{p}: cannot write: {_why(e)}") from None
+    if stat.S_ISDIR(mode):
+        return "directory"
+    return "regular" if stat.S_ISREG(mode) else "special"
+
+
+def plot_format(path: str | os.PathLike) -> str:
+    """The plot format named by ``path``'s extension.
+
+    Raises
+    ------
+    InputError
+        when the extension is not one of :data:`PLOT_FORMATS`.
+
+    Examples
+    --------
+    >>> plot_format("out/schedule.pdf")
+    'pdf'
+    """
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        shown = f"'.{suffix}'" if suffix else "no extension"
+        raise InputError(f"{path}: a plot is written as {', '.join(PLOT_FORMATS)} by its extension; "
+                         f"this path has {shown}")
+    return suffix
+
+
+def check_output(path: str | os.PathLike) -> None:
+    """Refuse, before any work, an output path that cannot be written.
+
+    The directory must exist and accept a new file (tried for real: as root, permission bits do
+    not tell); an existing directory is refused; a device or FIFO must be writable.
+
+    Examples
+    --------
+    >>> check_output("/nonexistent-dir/x.json")
+    Traceback (most recent call last):
+    ...
+    liquidsched.errors.InputError: /nonexistent-dir/x.json: directory /nonexistent-dir does not exist
+    """
+    if str(path) == STDOUT:
+        return
+    p = Path(path)
+    kind = _existing_kind(p)
+    if kind == "directory":
+        raise InputError(f"{p}: is a directory")
+    if kind == "special":
+        if not os.access(p, os.W_OK):
+            raise InputError(f"{p}: cannot write: permission denied")
+        return
+    target = p.resolve() if kind == "regular" else p
+    parent = target.parent
+    parent_kind = _existing_kind(parent)
+    if parent_kind is None:
+        raise InputError(f"{p}: directory {parent} does not exist")
+    if parent_kind != "directory":
+        raise InputError(f"{p}: {parent} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+    except OSError as e:
+        raise InputError(f"{p}: cannot write in {parent}: {_why(e)}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def write_output(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write ``data`` to ``path`` by the rules of this module.
+
+    Raises
+    ------
+    InputError
+        naming the path and the system's reason, when it cannot be written.
+    """
+    if str(path) == STDOUT:
+        _write_stdout(data)
+        return
+    p = Path(path)
+    kind = _existing_kind(p)
+    if kind == "directory":
+        raise InputError(f"{p}: is a directory")
+    try:
+        if kind == "special":
+            _write_in_place(p, data)
+        else:
+            _write_atomic(p.resolve() if kind == "regular" else p, data)
+    except OSError as e:
+        if e.errno == errno.ENOENT and not p.parent.exists():
+            raise InputError(f"{p}: directory {p.parent} does not exist") from None
+        raise InputError(f"{p}: cannot write: {_why(e)}") from None
+
+
+def _write_stdout(data: str | bytes) -> None:
+    sys.stdout.flush()
+    if isinstance(data, bytes):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+        sys.stdout.flush()
+
+
+def _write_in_place(p: Path, data: str | bytes) -> None:
+    # No truncation and no rename: a device or a FIFO is what the user pointed at.
+    with open(p, "ab" if isinstance(data, bytes) else "a", **_encoding(data)) as f:
+        f.write(data)
+
+
+def _encoding(data: str | bytes) -> dict:
+    return {} if isinstance(data, bytes) else {"encoding": "utf-8"}
+
+
+def _write_atomic(p: Path, data: str | bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    try:
+        os.chmod(tmp, _PLAIN_FILE_MODE)
+        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w", **_encoding(data)) as f:
+            f.write(data)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
