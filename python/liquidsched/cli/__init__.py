@@ -12,31 +12,38 @@ Modules are imported by the commands that need them, so ``--help`` starts fast.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from typing import Sequence
 
-from . import plan as plan_commands
-from . import run as run_commands
-from . import simulate as simulate_commands
-from . import sweep as sweep_commands
-from . import topology as topology_commands
-from .common import check_outputs, err
+from .common import COMMANDS, check_outputs, err
 
 #: Exit status of a command whose reader closed the pipe (128 + SIGPIPE).
 EXIT_CLOSED_PIPE = 141
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_word(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, with the arguments of the command ``argv`` names (all commands when
+    ``argv`` is None); the other commands are listed by name and help only, so that their
+    modules, and what they import, stay unloaded."""
     parser = argparse.ArgumentParser(prog="liquidsched", description=(
         "Topology-aware scheduling of collective data exchanges: the liquid throughput of a traffic, "
         "schedules, their validation, prediction and execution."))
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    topology_commands.add_parsers(sub)
-    plan_commands.add_parsers(sub)
-    simulate_commands.add_parsers(sub)
-    run_commands.add_parsers(sub)
-    sweep_commands.add_parsers(sub)
+    word = None if argv is None else _command_word(argv)
+    wanted = {module for module, _ in COMMANDS.values()} if argv is None else (
+        {COMMANDS[word][0]} if word in COMMANDS else set())
+    for module in dict.fromkeys(module for module, _ in COMMANDS.values()):
+        if module in wanted:
+            importlib.import_module(f".{module}", __name__).add_parsers(sub)
+    for name, (module, help_text) in COMMANDS.items():
+        if module not in wanted:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
@@ -53,8 +60,8 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     from ..errors import LiquidschedError
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         check_outputs(args)
         return args.run(args)

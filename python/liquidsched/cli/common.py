@@ -16,6 +16,24 @@ from ..io.output import check_output, plot_format
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
+#: Every command: the module of :mod:`liquidsched.cli` that defines it, and its one-line help.
+COMMANDS = {
+    "topology": ("topology", "list, show and export topologies"),
+    "bound": ("plan", "loads, duration, bottlenecks and liquid throughput of a traffic"),
+    "plan": ("plan", "build a schedule and write it"),
+    "simulate": ("simulate", "predict what a schedule achieves: frames, circuit or fluid model"),
+    "run": ("run", "execute a schedule with MPI, here or in an emulated network, and time it"),
+    "netem": ("run", "an emulated network on this machine: up, down, status (root)"),
+    "check": ("plan", "validate a schedule file (exit 0 valid, 1 invalid)"),
+    "sweep": ("sweep", "liquid throughput of every allocation, grouped into classes"),
+}
+
+
+def command_help(name: str) -> str:
+    """The one-line help of command ``name``."""
+    return COMMANDS[name][1]
+
+
 #: The traffic of the problem options when ``--traffic`` is not given.
 DEFAULT_TRAFFIC = "half-all-to-all"
 

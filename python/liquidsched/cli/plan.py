@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError, LiquidschedError
-from .common import (DEFAULT_ALGORITHM, add_algorithm_options, add_problem_options, algorithm_options, err, mbps,
+from .common import (DEFAULT_ALGORITHM, add_algorithm_options, add_problem_options, algorithm_options, command_help, err, mbps,
                      names, out, print_json, problem, slot_summary)
 
 
@@ -116,18 +116,18 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bound", help="loads, duration, bottlenecks and liquid throughput of a traffic")
+    p = sub.add_parser("bound", help=command_help("bound"))
     add_problem_options(p)
     p.set_defaults(run=cmd_bound)
 
-    p = sub.add_parser("plan", help="build a schedule and write it")
+    p = sub.add_parser("plan", help=command_help("plan"))
     add_problem_options(p)
     add_algorithm_options(p, default=DEFAULT_ALGORITHM)
     p.add_argument("--output", metavar="SCHEDULE.json", help="where to write the schedule (- for standard output)")
     p.add_argument("--plot", metavar="FILE.png|pdf|svg", help="draw the schedule: frames against resources")
     p.set_defaults(run=cmd_plan)
 
-    p = sub.add_parser("check", help="validate a schedule file (exit 0 valid, 1 invalid)")
+    p = sub.add_parser("check", help=command_help("check"))
     p.add_argument("schedule", metavar="SCHEDULE.json")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_check)

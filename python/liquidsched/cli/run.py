@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..execute import MODES, PREDICTION_OF_MODE, ExchangeResult, run_exchange
 from ..io.files import write_document
 from ..schedule import Schedule
-from .common import add_schedule_options, err, mbps, out, print_json, schedule_from_args
+from .common import add_schedule_options, command_help, err, mbps, out, print_json, schedule_from_args
 
 
 def _modes(text: str) -> list[str]:
@@ -147,7 +147,7 @@ def cmd_netem_status(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     from ..emulate import DEFAULT_PREFIX
 
-    p = sub.add_parser("run", help="execute a schedule with MPI, here or in an emulated network, and time it")
+    p = sub.add_parser("run", help=command_help("run"))
     add_schedule_options(p)
     p.add_argument("--modes", type=_modes, default=list(MODES), metavar="M1,M2",
                    help=f"execution modes (default all: {','.join(MODES)})")
@@ -162,7 +162,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", metavar="RESULTS.json", help="write the measurements (- for standard output)")
     p.set_defaults(run=cmd_run)
 
-    netem = sub.add_parser("netem", help="an emulated network on this machine: up, down, status (root)")
+    netem = sub.add_parser("netem", help=command_help("netem"))
     nsub = netem.add_subparsers(dest="netem_command", required=True)
     p = nsub.add_parser("up", help="build a topology as namespaces, veth cables and tc rate limits")
     p.add_argument("--topology", required=True, metavar="NAME|FILE")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError
-from .common import add_schedule_options, mbps, out, print_json, schedule_from_args
+from .common import add_schedule_options, command_help, mbps, out, print_json, schedule_from_args
 
 #: ``simulate`` follows the schedule unless told otherwise: the frames model, and in the fluid
 #: model frame by frame behind a barrier.
@@ -76,7 +76,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     from ..simulate import BACKENDS, MODELS, POLICIES
 
-    p = sub.add_parser("simulate", help="predict what a schedule achieves: frames, circuit or fluid model")
+    p = sub.add_parser("simulate", help=command_help("simulate"))
     add_schedule_options(p)
     p.add_argument("--model", choices=MODELS,
                    help=f"the network model (default {DEFAULT_MODEL}: it follows the schedule frame by frame; "

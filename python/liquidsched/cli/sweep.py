@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import err, mbps, out, print_json
+from .common import command_help, err, mbps, out, print_json
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -45,7 +45,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sweep", help="liquid throughput of every allocation, grouped into classes")
+    p = sub.add_parser("sweep", help=command_help("sweep"))
     p.add_argument("--topology", required=True, metavar="NAME|FILE")
     p.add_argument("--output", required=True, metavar="CLASSES.json", help="the classes (- for standard output)")
     p.add_argument("--plot", metavar="FILE.png|pdf|svg", help="plot the classes with the crossbar throughput")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import LiquidschedError
-from .common import mbps, out, print_json, slot_summary
+from .common import command_help, mbps, out, print_json, slot_summary
 
 
 def cmd_topology_list(args: argparse.Namespace) -> int:
@@ -77,7 +77,7 @@ def cmd_topology_export(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    topo = sub.add_parser("topology", help="list, show and export topologies")
+    topo = sub.add_parser("topology", help=command_help("topology"))
     tsub = topo.add_subparsers(dest="action", required=True, metavar="ACTION")
     p = tsub.add_parser("list", help="the built-in topologies and their parameters")
     p.add_argument("--json", action="store_true")
