@@ -34,7 +34,7 @@ _EXPORTS = {
     "topologies": ("BUILDERS", "build_topology", "resolve_topology"),
     "traffic": ("Traffic", "Transfer", "all_to_all", "allocation_hosts", "gather", "half_all_to_all",
                 "load_traffic", "make_traffic", "permutation", "random_matrix", "scatter"),
-    "validate": ("Violation", "check", "validate"),
+    "validation": ("Violation", "check", "validate"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .topologies import BUILDERS, build_topology, resolve_topology
     from .traffic import (Traffic, Transfer, all_to_all, allocation_hosts, gather, half_all_to_all, load_traffic,
                           make_traffic, permutation, random_matrix, scatter)
-    from .validate import Violation, check, validate
+    from .validation import Violation, check, validate
 
 __version__ = "0.1.0"
 

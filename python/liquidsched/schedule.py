@@ -3,7 +3,7 @@
 A timeframe is a list of pieces (transfer name, bytes). A frame is valid when no resource
 carries more pieces than its slots (with one slot everywhere: no resource is used twice); a
 schedule is valid when every transfer's bytes are delivered exactly once
-(:mod:`liquidsched.validate` checks both). In a frame each piece runs at its slot rate and the
+(:mod:`liquidsched.validation` checks both). In a frame each piece runs at its slot rate and the
 frame lasts as long as its longest piece; the schedule's time is the sum over its frames, and the
 schedule is **liquid** when that time equals the traffic's duration Λ, exactly. A schedule carries
 the network and traffic it is for and how it was made, so a schedule file can be checked on its
@@ -194,7 +194,7 @@ class Schedule:
     @classmethod
     def from_dict(cls, doc: Any, where: str = "") -> Schedule:
         """Read a schedule document. Only the format is checked here; validity is
-        :func:`liquidsched.validate.validate`'s job."""
+        :func:`liquidsched.validation.validate`'s job."""
         top = Fields(doc, "", E, ("format", "version", "info", "network", "traffic", "frames"))
         prefix = f"{where}: " if where else ""
         try:

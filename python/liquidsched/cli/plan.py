@@ -44,7 +44,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ..schedulers import plan
-    from ..validate import validate
+    from ..validation import validate
 
     algorithm = args.algorithm or DEFAULT_ALGORITHM
     if args.json and "-" in (args.output, args.plot):
@@ -99,7 +99,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ..schedule import Schedule
-    from ..validate import validate
+    from ..validation import validate
 
     schedule = Schedule.load(args.schedule)
     violations = validate(schedule)

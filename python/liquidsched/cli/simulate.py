@@ -35,7 +35,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ..simulate import simulate
-    from ..validate import validate
+    from ..validation import validate
 
     model, policy, overhead = simulation_options(args)
     if args.backend == "simgrid" and args.plot:
