@@ -195,9 +195,10 @@ class Schedule:
     def from_dict(cls, doc: Any, where: str = "") -> Schedule:
         """Read a schedule document. Only the format is checked here; validity is
         :func:`liquidsched.validation.validate`'s job."""
-        top = Fields(doc, "", E, ("format", "version", "info", "network", "traffic", "frames"))
         prefix = f"{where}: " if where else ""
         try:
+            _check_is_schedule_document(doc)
+            top = Fields(doc, "", E, ("format", "version", "info", "network", "traffic", "frames"))
             if top.get("format", read_str) != FORMAT:
                 raise E(f"format: expected {FORMAT!r}")
             if top.get("version", read_count) != VERSION:
@@ -206,14 +207,16 @@ class Schedule:
             frames = []
             for i, frame in enumerate(top.get("frames", read_list)):
                 pieces = []
-                for j, item in enumerate(read_list(frame, f"frames[{i}]", E)):
-                    p = Fields(item, f"frames[{i}][{j}]", E, ("transfer", "bytes"))
+                # Frames and pieces are numbered from 1, as check and the plots number them.
+                for j, item in enumerate(read_list(frame, f"frame {i + 1}", E)):
+                    p = Fields(item, f"frame {i + 1}, piece {j + 1}", E, ("transfer", "bytes"))
                     pieces.append(Piece(p.get("transfer", read_id), p.get("bytes", _read_bytes)))
                 frames.append(pieces)
+            network_doc, traffic_doc = top.get("network", read_mapping), top.get("traffic", read_mapping)
         except E as e:
             raise E(f"{prefix}{e}") from None
-        network = topology_from_dict(top.get("network", read_mapping), f"{where}: network" if where else "network")
-        traffic = Traffic.from_dict(top.get("traffic", read_mapping), f"{prefix}traffic")
+        network = topology_from_dict(network_doc, f"{prefix}network")
+        traffic = Traffic.from_dict(traffic_doc, f"{prefix}traffic")
         return cls(network, traffic, frames, info)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -226,6 +229,21 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"Schedule({self.info.algorithm!r}, {self.length} frames, {len(self.traffic)} transfers)"
+
+
+def _check_is_schedule_document(doc: Any) -> None:
+    """Say what a document is when it is not a schedule: a topology or a traffic given where a
+    schedule is expected gets that, not a complaint about its first field."""
+    if not isinstance(doc, dict):
+        raise E(f"not a schedule file: expected a mapping with format {FORMAT!r}, got {type(doc).__name__}")
+    if doc.get("format") == FORMAT:
+        return
+    looks = ("a topology file" if "links" in doc or "nodes" in doc or "hosts" in doc
+             else "a traffic file" if "transfers" in doc else None)
+    if "format" in doc and looks is None:
+        raise E(f"not a schedule file: format is {doc['format']!r}, expected {FORMAT!r}")
+    raise E("not a schedule file" + (f": it looks like {looks}" if looks else f" (no 'format: {FORMAT}')")
+            + "; schedule files are written by liquidsched plan --output")
 
 
 def _read_bytes(value: Any, where: str, error: type[Exception]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, InvalidOperation
 
 # Case matters: "B" is a byte and "b" a bit, as in "MB/s" against "Mb/s".
 _RATE_UNITS = {
@@ -36,7 +37,7 @@ def _parse(value: object, units: dict[str, float], what: str) -> float:
     else:
         raise ValueError(f"expected {what}, got {type(value).__name__} {value!r}")
     if not math.isfinite(number):
-        raise ValueError(f"expected a finite {what}, got {value!r}")
+        raise ValueError(f"expected {what}, finite, got {value!r}")
     return number
 
 
@@ -64,18 +65,53 @@ def parse_duration(value: object) -> float:
     return _parse(value, _TIME_UNITS, "a duration in seconds")
 
 
-_SIZE_UNITS = {"B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+_SIZE_UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+#: The largest size liquidsched accepts: 2**53 bytes (8 PiB), below which every size is exact in
+#: the simulator's floating point and in the core's integers.
+MAX_SIZE_BYTES = 2**53
 
 
 def parse_size(value: object) -> int:
-    """Parse a size in bytes: a whole number, or a string such as ``"1MB"`` or ``"64KiB"``.
+    """Parse a size in bytes, exactly: a whole number, or a string such as ``"1MB"``,
+    ``"64KiB"``, ``"1.5MB"`` or ``"1e6"`` that denotes a whole number of bytes.
+
+    Sizes are exact integers: ``"1.5B"`` or ``0.5`` is refused rather than rounded, and so is
+    anything above :data:`MAX_SIZE_BYTES` rather than silently becoming another number.
 
     Examples
     --------
-    >>> parse_size("64KiB")
-    65536
+    >>> parse_size("64KiB"), parse_size("1.5MB"), parse_size("1e6"), parse_size(4096)
+    (65536, 1500000, 1000000, 4096)
+    >>> parse_size("1.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: expected a positive whole number of bytes, got '1.5'
     """
-    number = _parse(value, _SIZE_UNITS, "a size in bytes")
-    if number <= 0 or not float(number).is_integer():
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size in bytes, got {value!r}")
+    if isinstance(value, int):
+        exact = Decimal(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"expected a size in bytes, finite, got {value!r}")
+        exact = Decimal(value)
+    elif isinstance(value, str):
+        match = _NUMBER_UNIT.match(value)
+        if not match:
+            raise ValueError(f"expected a size in bytes such as 4096, 1MB or 64KiB, got {value!r}")
+        unit = match.group(2)
+        if unit and unit not in _SIZE_UNITS:
+            raise ValueError(f"unknown unit {unit!r} in {value!r} (known: {', '.join(_SIZE_UNITS)})")
+        try:
+            exact = Decimal(match.group(1)) * _SIZE_UNITS[unit or "B"]
+        except InvalidOperation:
+            raise ValueError(f"expected a size in bytes, got {value!r}") from None
+    else:
+        raise ValueError(f"expected a size in bytes, got {type(value).__name__} {value!r}")
+    if exact <= 0 or exact != exact.to_integral_value():
         raise ValueError(f"expected a positive whole number of bytes, got {value!r}")
-    return int(number)
+    if exact > MAX_SIZE_BYTES:
+        raise ValueError(f"{value!r} bytes is more than liquidsched accepts ({MAX_SIZE_BYTES:,} bytes, 8 PiB)")
+    return int(exact)

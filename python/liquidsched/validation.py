@@ -21,8 +21,8 @@ from .schedule import Schedule
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule. ``kind`` is one of ``unknown-transfer``, ``bad-bytes``, ``duplicated``,
-    ``missing``, ``conflict``."""
+    """One broken rule. ``kind`` is one of ``empty-frame``, ``unknown-transfer``, ``bad-bytes``,
+    ``duplicated``, ``missing``, ``conflict``."""
 
     kind: str
     message: str
@@ -52,6 +52,10 @@ def validate(schedule: Schedule) -> list[Violation]:
     for f, frame in enumerate(schedule.frames, start=1):
         users: dict[int, list[str]] = defaultdict(list)
         in_frame: set[int] = set()
+        if not frame:
+            # An empty frame costs a barrier (and β) in execution and in every model but the
+            # fluid one: a schedule that has one is not what its frame count says.
+            violations.append(Violation("empty-frame", f"frame {f} is empty"))
         for piece in frame:
             i = traffic.index.get(piece.transfer)
             if i is None:

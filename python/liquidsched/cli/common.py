@@ -13,8 +13,19 @@ from rich.console import Console
 from ..errors import InputError
 from ..io.output import check_output, plot_format
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+
+
+class _Console(Console):
+    """A rich console that lets a closed pipe reach :func:`liquidsched.cli.main`, which ends
+    every command the same way then (rich would exit with status 1 by itself)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+out = _Console(highlight=False)
+err = _Console(stderr=True, highlight=False)
 
 #: Every command: the module of :mod:`liquidsched.cli` that defines it, and its one-line help.
 COMMANDS = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, TypeVar
 
-from ..units import parse_duration, parse_rate
+from ..units import parse_duration, parse_rate, parse_size
 
 T = TypeVar("T")
 _MISSING = object()
@@ -32,27 +32,46 @@ class Fields:
     """
 
     def __init__(self, value: Any, where: str, error: type[Exception], allowed: tuple[str, ...]) -> None:
-        place = where or "document"
+        place = f"{where}: " if where else ""
         if not isinstance(value, dict):
-            raise error(f"{place}: expected a mapping, got {_describe(value)}")
+            raise error(f"{place}expected a mapping, got {_describe(value)}")
         unknown = [k for k in value if k not in allowed]
         if unknown:
-            raise error(f"{place}: unknown field {unknown[0]!r} (expected one of: {', '.join(allowed)})")
+            raise error(f"{place}unknown field {unknown[0]!r} (expected one of: {', '.join(allowed)})")
         self.value, self.where, self.error = value, where, error
 
     def at(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
+        return field_path(self.where, key)
 
     def get(self, key: str, read: Callable[[Any, str, type[Exception]], T], default: Any = _MISSING) -> T:
         """Read field ``key`` with ``read``; a missing field is an error unless a default is given."""
         if key not in self.value:
             if default is _MISSING:
-                raise self.error(f"{self.where or 'document'}: missing field {key!r}")
+                raise self.error(f"{self.where}: missing field {key!r}" if self.where else f"missing field {key!r}")
             return default
         return read(self.value[key], self.at(key), self.error)
 
     def has(self, key: str) -> bool:
         return key in self.value
+
+
+_DOCUMENT_SUFFIXES = (".yaml", ".yml", ".json", ".csv", ".xml")
+
+
+def field_path(where: str, key: str) -> str:
+    """The location of field ``key`` inside ``where``: ``links[3].capacity_Bps`` under a field,
+    ``net.yaml: links`` under a file's root.
+
+    Examples
+    --------
+    >>> field_path("net.yaml", "links"), field_path("s.json: traffic", "transfers"), field_path("", "frames")
+    ('net.yaml: links', 's.json: traffic.transfers', 'frames')
+    """
+    if not where:
+        return key
+    if where.lower().endswith(_DOCUMENT_SUFFIXES):
+        return f"{where}: {key}"
+    return f"{where}.{key}"
 
 
 def _describe(value: Any) -> str:
@@ -113,12 +132,12 @@ def read_latency(value: Any, where: str, error: type[Exception]) -> float:
 
 
 def read_size(value: Any, where: str, error: type[Exception]) -> int:
-    """A positive whole number of bytes."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise error(f"{where}: expected a positive whole number of bytes, got {_describe(value)}")
-    return value
+    """A positive whole number of bytes, exactly: a number or a string with a unit (``"1MB"``),
+    as :func:`liquidsched.units.parse_size` reads it."""
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise error(f"{where}: {e}") from None
 
 
 def read_count(value: Any, where: str, error: type[Exception]) -> int:

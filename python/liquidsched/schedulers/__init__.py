@@ -49,6 +49,9 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
         fn, name = SCHEDULERS[algorithm], algorithm
     else:
         fn, name = algorithm, getattr(algorithm, "__name__", "custom")
+    # Every scheduler gets a traffic already checked against the network, so that bad input
+    # (no transfer, unknown hosts, bad sizes) is one TrafficError whatever the algorithm.
+    traffic.check(network)
     start = time.perf_counter()
     result = fn(network, traffic, **options)
     elapsed = time.perf_counter() - start
