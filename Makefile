@@ -7,7 +7,7 @@ LS      = $(VENV)/bin/liquidsched
 OUT    ?= out
 STAMP   = $(VENV)/.installed
 
-.PHONY: install demo test test-rust test-python bench bench-emulated clean
+.PHONY: install demo test test-rust test-python fuzz bench bench-emulated clean
 
 install: $(STAMP)
 
@@ -43,6 +43,14 @@ test-rust:
 
 test-python: $(STAMP)
 	$(PY) -m pytest
+
+# A longer fuzz run than the test suite's: mutated topology, traffic and schedule files through
+# the CLI (FUZZ_EXAMPLES inputs per file kind); prints and records how many inputs were tried.
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(STAMP)
+	@mkdir -p $(OUT)
+	LIQUIDSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) LIQUIDSCHED_FUZZ_REPORT=$(OUT)/fuzz.json \
+		$(PY) -m pytest -q -s -p no:cacheprovider tests/test_fuzz.py
 
 bench: $(STAMP)
 	@mkdir -p $(OUT)

@@ -114,6 +114,7 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         raise InputError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
     if not overhead_s >= 0:
         raise InputError(f"overhead must be non-negative, got {overhead_s!r}")
+    _check_simulable(schedule)
     if model == "fluid" and policy == "all-at-once":
         schedule = whole_transfers(schedule)
     net = schedule.network
@@ -134,6 +135,17 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
     return _prediction(schedule, model, policy if model == "fluid" else None, raw["makespan_s"], raw["start_s"],
                        raw["finish_s"], utilisation, raw["rate_updates"], "rust", wall)
+
+
+def _check_simulable(schedule: Schedule) -> None:
+    """Refuse pieces no model can run: of a transfer the traffic does not have, or of no bytes.
+    (Other violations, such as a resource over its slots, the fluid model simulates.)"""
+    from ..validation import validate
+
+    unusable = [v for v in validate(schedule) if v.kind in ("unknown-transfer", "bad-bytes")]
+    if unusable:
+        more = f" (and {len(unusable) - 1} more)" if len(unusable) > 1 else ""
+        raise InputError(f"cannot simulate this schedule: {unusable[0]}{more}")
 
 
 def whole_transfers(schedule: Schedule) -> Schedule:
