@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 # Case matters: "B" is a byte and "b" a bit, as in "MB/s" against "Mb/s".
 _RATE_UNITS = {
@@ -19,21 +20,25 @@ _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 _NUMBER_UNIT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]*)\s*$")
 
 
+def _number_and_scale(text: str, units: dict[str, Any], what: str) -> tuple[str, Any]:
+    """Split ``"1.5MB"`` into the number's text and the unit's scale (1 without a unit)."""
+    match = _NUMBER_UNIT.match(text)
+    if not match:
+        raise ValueError(f"expected {what}, got {text!r}")
+    unit = match.group(2)
+    if unit and unit not in units:
+        raise ValueError(f"unknown unit {unit!r} in {text!r} (known: {', '.join(units)})")
+    return match.group(1), units[unit] if unit else 1
+
+
 def _parse(value: object, units: dict[str, float], what: str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"expected {what}, got {value!r}")
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
-        match = _NUMBER_UNIT.match(value)
-        if not match:
-            raise ValueError(f"expected {what}, got {value!r}")
-        unit = match.group(2)
-        if unit and unit not in units:
-            known = ", ".join(units)
-            raise ValueError(f"unknown unit {unit!r} in {value!r} (known: {known})")
-        scale = units[unit] if unit else 1.0
-        number = float(match.group(1)) * scale
+        digits, scale = _number_and_scale(value, units, what)
+        number = float(digits) * scale
     else:
         raise ValueError(f"expected {what}, got {type(value).__name__} {value!r}")
     if not math.isfinite(number):
@@ -98,14 +103,9 @@ def parse_size(value: object) -> int:
             raise ValueError(f"expected a size in bytes, finite, got {value!r}")
         exact = Decimal(value)
     elif isinstance(value, str):
-        match = _NUMBER_UNIT.match(value)
-        if not match:
-            raise ValueError(f"expected a size in bytes such as 4096, 1MB or 64KiB, got {value!r}")
-        unit = match.group(2)
-        if unit and unit not in _SIZE_UNITS:
-            raise ValueError(f"unknown unit {unit!r} in {value!r} (known: {', '.join(_SIZE_UNITS)})")
+        digits, scale = _number_and_scale(value, _SIZE_UNITS, "a size in bytes such as 4096, 1MB or 64KiB")
         try:
-            exact = Decimal(match.group(1)) * _SIZE_UNITS[unit or "B"]
+            exact = Decimal(digits) * scale
         except InvalidOperation:
             raise ValueError(f"expected a size in bytes, got {value!r}") from None
     else:
