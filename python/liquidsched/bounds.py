@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Sequence
 
-from .network import Network
-from .traffic import Traffic
+import numpy as np
+
+from .network import Network, RouteTable
+from .traffic import CHUNK, Traffic
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,9 @@ def transfer_slot_times_s(net: Network, traffic: Traffic) -> list[Fraction]:
 def compute_bound(net: Network, traffic: Traffic) -> Bound:
     """The liquid bound of ``traffic`` on ``net``, with its frame bound.
 
+    The transfers are counted column by column (:func:`resource_usage`), so that the bound of
+    millions of transfers takes no object per transfer; the arithmetic is exact.
+
     Examples
     --------
     >>> from liquidsched.topologies import two_switch
@@ -194,39 +199,229 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
     >>> b.frame_lower_bound, b.duration_s, b.frame_bound_time_s
     (7, Fraction(14, 25), Fraction(14, 25))
     """
-    sets = traffic.resource_sets(net)
-    counts = resource_counts(sets)
-    bytes_on: Counter[int] = Counter()
-    for t, resources in zip(traffic, sets):
-        for r in resources:
-            bytes_on[r] += t.size_bytes
-    loads = {r: Fraction(b) / net.resource_capacity_exact(r) for r, b in bytes_on.items()}
+    usage = resource_usage(net, traffic)
+    rate_values, _ = net.slot_rate_ranks()
+    used = sorted(usage)
+    counts = {r: sum(usage[r].values()) for r in used}
+    loads = {r: Fraction(sum(size * n for (size, _), n in usage[r].items())) / net.resource_capacity_exact(r)
+             for r in used}
     duration = max(loads.values())
-    used = sorted(loads)
     slots = net.resource_slots
-    uniform = (len({t.size_bytes for t in traffic}) == 1
+    uniform = (traffic.uniform_size is not None
                and len({net.resource_capacity[r] for r in used}) == 1
                and all(slots[r] == 1 for r in used))
     frames_needed = {r: -(-counts[r] // slots[r]) for r in used}
     frame_bound = max(frames_needed.values())
-    times = slot_times(net, traffic)
-    on_resource: dict[int, Counter[int]] = {r: Counter() for r in used}
-    for rank, resources in zip(times.ranks, sets):
-        for r in resources:
-            on_resource[r][rank] += 1
-    frame_time = max(counted_frame_time_bound({times.values[k]: n for k, n in on_resource[r].items()}, slots[r])
-                     for r in used)
+    time_of: dict[tuple[int, int], Fraction] = {}
+    frame_time = Fraction(0)
+    for r in used:
+        durations: Counter[Fraction] = Counter()
+        for key, n in usage[r].items():
+            if key not in time_of:
+                time_of[key] = Fraction(key[0]) / rate_values[key[1]]
+            durations[time_of[key]] += n
+        frame_time = max(frame_time, counted_frame_time_bound(durations, slots[r]))
+    total = traffic.total_bytes
     return Bound(
         transfers=len(traffic),
-        total_bytes=traffic.total_bytes,
+        total_bytes=total,
         loads_s={net.resources[r]: loads[r] for r in used},
         counts={net.resources[r]: counts[r] for r in used},
         duration_s=duration,
         bottlenecks=[net.resources[r] for r in used if loads[r] == duration],
-        liquid_throughput_Bps=Fraction(traffic.total_bytes) / duration,
+        liquid_throughput_Bps=Fraction(total) / duration,
         uniform=uniform,
         frame_lower_bound=frame_bound,
         slots={net.resources[r]: slots[r] for r in used},
         frame_bottlenecks=[net.resources[r] for r in used if frames_needed[r] == frame_bound],
         frame_bound_time_s=frame_time,
     )
+
+
+# -- what crosses each resource, column by column --------------------------------------------------
+
+#: Key spaces up to this size are counted in a dense array, larger ones by sorting.
+_DENSE = 1 << 22
+
+
+class _Tally:
+    """Counts of integer keys in ``range(space)``, added an array at a time."""
+
+    def __init__(self, space: int) -> None:
+        self.space = space
+        self.dense = np.zeros(space, dtype=np.int64) if space <= _DENSE else None
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add(self, keys: np.ndarray, weights: np.ndarray | None = None) -> None:
+        if not len(keys):
+            return
+        if self.dense is not None:
+            # Float weights are counts of transfers: whole numbers far below 2**53, so exact.
+            self.dense += np.rint(np.bincount(keys, weights, minlength=self.space)).astype(np.int64)
+            return
+        unique, inverse = np.unique(keys, return_inverse=True)
+        self.parts.append((unique, np.rint(np.bincount(inverse, weights)).astype(np.int64)))
+
+    def items(self) -> tuple[np.ndarray, np.ndarray]:
+        """The keys counted at least once, increasing, and their counts."""
+        if self.dense is not None:
+            keys = np.flatnonzero(self.dense)
+            return keys, self.dense[keys]
+        if not self.parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        keys = np.concatenate([k for k, _ in self.parts])
+        counts = np.concatenate([c for _, c in self.parts])
+        unique, inverse = np.unique(keys, return_inverse=True)
+        return unique, np.rint(np.bincount(inverse, counts.astype(np.float64))).astype(np.int64)
+
+
+def resource_usage(net: Network, traffic: Traffic) -> dict[int, dict[tuple[int, int], int]]:
+    """How many transfers of each size and slot rate cross each resource:
+    ``usage[r][(size_bytes, rate_rank)]``, ``rate_rank`` indexing ``net.slot_rate_ranks()[0]``
+    (the rate of the transfer's slots: the smallest on its path).
+
+    Composed routes (:class:`liquidsched.network.RouteTable`) are counted with arrays: by
+    source host for its link up, by destination host for its link down, and by pair of switches,
+    whose count then goes to every resource between them. Other routes are counted per host pair.
+    """
+    traffic.check(net)
+    ends = _Ends(net, traffic)
+    n_hosts, classes = len(traffic.host_table), ends.classes
+    up, down = _Tally(n_hosts * classes), _Tally(n_hosts * classes)
+    itself, pairs = _Tally(n_hosts * classes), _Tally(len(ends.pair_rank) * classes)
+    alone = _Tally(n_hosts * n_hosts * len(ends.size_values))
+    for start in range(0, len(traffic), CHUNK):
+        part = slice(start, start + CHUNK)
+        src, dst = traffic.src_index[part], traffic.dst_index[part]
+        size = None if ends.size_of is None else ends.size_of[part]
+        pair = ends.pair_up[src] + ends.pair_down[dst]
+        if not ends.all_composed:
+            composed = (ends.up_switch[src] >= 0) & (ends.down_switch[dst] >= 0)
+            pair[~composed] = 0
+            composed &= ends.pair_known[pair]
+            apart = ~composed
+            alone.add((src[apart].astype(np.int64) * n_hosts + dst[apart])
+                      * len(ends.size_values) + (0 if size is None else size[apart]))
+            src, dst, pair = src[composed], dst[composed], pair[composed]
+            size = None if size is None else size[composed]
+        cls = ends.class_of(src, dst, pair, size)
+        up.add(ends.host_key[src] + cls)
+        down.add(ends.host_key[dst] + cls)
+        pairs.add(pair * classes + cls)
+        same = src == dst
+        if same.any():
+            itself.add(ends.host_key[src[same]] + (cls if np.ndim(cls) == 0 else cls[same]))
+    usage: dict[int, dict[tuple[int, int], int]] = {}
+    ends.add_hosts(usage, up, ends.up_resource)
+    ends.add_hosts(usage, down, ends.down_resource)
+    # A host's route to itself crosses a shared-duplex cable to its switch once, as a set.
+    ends.add_hosts(usage, itself, np.where(ends.up_resource == ends.down_resource, ends.up_resource, -1), -1)
+    ends.add_pairs(usage, pairs, net.route_table())
+    _add_alone(net, traffic, alone, ends.size_values, usage)
+    return usage
+
+
+class _Ends:
+    """What :func:`resource_usage` needs of each host of a traffic's host table on a network:
+    its link up and down as resources, its switch, keys into the counts, the transfers' classes
+    (size and slot rate)."""
+
+    def __init__(self, net: Network, traffic: Traffic) -> None:
+        table = net.route_table()
+        rate_values, rank_list = net.slot_rate_ranks()
+        rank = np.array(rank_list + [len(rate_values)], dtype=np.int64)  # the last: no resource
+        self.n_rates = len(rate_values)
+        self.size_values, self.size_of = _distinct_sizes(traffic)
+        self.classes = len(self.size_values) * self.n_rates
+        on_net = traffic.network_hosts(net)
+        known = on_net >= 0
+        self.up_switch = np.where(known, table.up_switch[on_net], -1)
+        self.down_switch = np.where(known, table.down_switch[on_net], -1)
+        self.up_resource = np.where(self.up_switch >= 0, table.up_resource[on_net], -1)
+        self.down_resource = np.where(self.down_switch >= 0, table.down_resource[on_net], -1)
+        self.up_rank, self.down_rank = rank[self.up_resource], rank[self.down_resource]
+        n = len(table.switches)
+        # One entry at least: transfers not composed look up pair 0 before they are set aside.
+        self.pair_known = table.pair_known if n else np.zeros(1, dtype=bool)
+        self.pair_rank = _pair_min_rank(table, rank[:-1], self.n_rates) if n else np.zeros(1, dtype=np.int64)
+        # A transfer's pair of switches is pair_up[src] + pair_down[dst]: one gather an end.
+        self.pair_up = np.maximum(self.up_switch, 0) * n
+        self.pair_down = np.maximum(self.down_switch, 0)
+        self.host_key = np.arange(len(on_net), dtype=np.int64) * self.classes
+        homes_up = np.unique(self.up_switch)
+        homes_down = np.unique(self.down_switch)
+        self.all_composed = bool(homes_up.min() >= 0 and homes_down.min() >= 0
+                                 and table.pair_known[(homes_up[:, None] * n + homes_down).ravel()].all())
+
+    def class_of(self, src: np.ndarray, dst: np.ndarray, pair: np.ndarray, size: np.ndarray | None) -> np.ndarray | int:
+        """Each transfer's class, ``size index × rates + rank of its slot rate`` (0 for all
+        when there is one size and one rate)."""
+        if self.classes == 1:
+            return 0
+        rate = np.minimum(np.minimum(self.up_rank[src], self.down_rank[dst]), self.pair_rank[pair])
+        return rate if size is None else size * self.n_rates + rate
+
+    def add_hosts(self, usage: dict[int, dict[tuple[int, int], int]], tally: _Tally, resource: np.ndarray,
+                  sign: int = 1) -> None:
+        """Add the counts by (host, class) to the resource each host has (none where -1)."""
+        keys, counts = tally.items()
+        host, cls = np.divmod(keys, self.classes)
+        for r, c, n in zip(resource[host].tolist(), cls.tolist(), counts.tolist()):
+            if r >= 0:
+                self._add(usage, r, c, sign * n)
+
+    def add_pairs(self, usage: dict[int, dict[tuple[int, int], int]], tally: _Tally, table: RouteTable) -> None:
+        """Add the counts by (pair of switches, class) to every resource between the switches."""
+        keys, counts = tally.items()
+        pair, cls = np.divmod(keys, self.classes)
+        lengths = table.pair_offsets[pair + 1] - table.pair_offsets[pair]
+        entry = np.repeat(np.arange(len(keys)), lengths)
+        first = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        position = table.pair_offsets[pair][entry] + np.arange(len(entry)) - first
+        spread = _Tally(len(table.pair_resources) and int(table.pair_resources.max() + 1) * self.classes)
+        spread.add(table.pair_resources[position] * self.classes + cls[entry], counts[entry].astype(np.float64))
+        keys, counts = spread.items()
+        for key, n in zip(keys.tolist(), counts.tolist()):
+            self._add(usage, *divmod(key, self.classes), n)
+
+    def _add(self, usage: dict[int, dict[tuple[int, int], int]], r: int, c: int, n: int) -> None:
+        on = usage.setdefault(r, {})
+        key = (self.size_values[c // self.n_rates], c % self.n_rates)
+        on[key] = on.get(key, 0) + n
+        if not on[key]:
+            del on[key]
+
+
+def _distinct_sizes(traffic: Traffic) -> tuple[list[int], np.ndarray | None]:
+    """The distinct sizes, and each transfer's index among them (None when all are equal)."""
+    if traffic.uniform_size is not None:
+        return [traffic.uniform_size], None
+    values, inverse = np.unique(traffic.sizes, return_inverse=True)
+    return [int(v) for v in values], inverse.astype(np.int64).reshape(-1)
+
+
+def _pair_min_rank(table: RouteTable, rank: np.ndarray, n_rates: int) -> np.ndarray:
+    """The smallest slot-rate rank between each pair of switches (``n_rates`` when none)."""
+    lengths = np.diff(table.pair_offsets)
+    result = np.full(len(lengths), n_rates, dtype=np.int64)
+    some = np.flatnonzero(lengths)
+    if len(some):
+        # Empty pairs between two starts add nothing, so each reduction spans one pair.
+        result[some] = np.minimum.reduceat(rank[table.pair_resources], table.pair_offsets[some])
+    return result
+
+
+def _add_alone(net: Network, traffic: Traffic, alone_tally: _Tally, size_values: list[int],
+               usage: dict[int, dict[tuple[int, int], int]]) -> None:
+    """Add to ``usage`` the transfers routed per host pair (counted by host pair and size)."""
+    keys, counts = alone_tally.items()
+    hosts, n_sizes = traffic.host_table, len(size_values)
+    rank = net.slot_rate_ranks()[1]
+    for key, n in zip(keys.tolist(), counts.tolist()):
+        pair, s = divmod(key, n_sizes)
+        src, dst = divmod(pair, len(hosts))
+        resources = net.path_resources(hosts[src], hosts[dst])
+        cls = (size_values[s], min(rank[r] for r in resources))
+        for r in resources:
+            on = usage.setdefault(r, {})
+            on[cls] = on.get(cls, 0) + n

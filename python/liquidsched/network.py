@@ -5,6 +5,11 @@ directions then draw on one capacity and count as one **resource**, the unit of 
 Every route between a sending and a receiving host is computed and checked when the network is
 built, so a :class:`Network` that exists is a network whose routes are valid.
 
+Routes are computed once per pair of switches where hosts hang off one switch (the usual case
+on clusters of thousands of hosts): such a host's route is its link up, the path between the
+two switches and the link down, composed on demand. Hosts attached otherwise are routed, and
+their routes checked, one host pair at a time.
+
 A resource has **slots**: how many transfers it carries at once at full speed. A link may set
 them; otherwise they are ``max(1, ⌊c / p⌋)`` for a resource of capacity ``c``, where the **port
 rate** ``p`` is the smallest capacity of a link attached to a host (a 1 Gbit/s uplink over
@@ -19,8 +24,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Sequence
 
-from .errors import TopologyError
-from .routing import Routing, ShortestPath, check_route
+import numpy as np
+
+from .errors import RoutingError, TopologyError
+from .routing import Routing, ShortestPath, check_route, check_switch_path, composes, routes_of, switch_paths_to
 
 HOST = "host"
 SWITCH = "switch"
@@ -61,6 +68,31 @@ class Link:
 
 def _where(obj: Node | Link, fallback: str) -> str:
     return obj.origin or fallback
+
+
+@dataclass(frozen=True)
+class RouteTable:
+    """Every composed route as integer arrays, for the loads of large traffics at once.
+
+    A host whose routes are composed (it hangs off one switch alone, under a policy that routes
+    between switches) has the resource of its link up and down and the index of its switch in
+    ``switches``; ``-1`` marks a host routed pair by pair instead (:meth:`Network.path_resources`).
+    The resources between switches ``a`` and ``b`` are ``pair_resources[pair_offsets[p]:
+    pair_offsets[p + 1]]`` with ``p = a * len(switches) + b``, where ``pair_known[p]``.
+    """
+
+    #: host ids in declaration order: the index of the arrays below
+    hosts: list[str]
+    host_index: dict[str, int]
+    up_resource: np.ndarray
+    down_resource: np.ndarray
+    up_switch: np.ndarray
+    down_switch: np.ndarray
+    #: switches that hosts hang off, in declaration order
+    switches: list[str]
+    pair_known: np.ndarray
+    pair_offsets: np.ndarray
+    pair_resources: np.ndarray
 
 
 class Network:
@@ -106,14 +138,18 @@ class Network:
         self._between: dict[tuple[str, str], str] = {}
         self._out: dict[str, list[str]] = {}
         self._in: dict[str, list[str]] = {}
-        self._distance_cache: dict[str, dict[str, int]] = {}
         self._add_nodes(nodes)
         self._add_links(links)
         self._build_resources(shared_duplex)
         if hasattr(self.routing, "check_table"):
             self.routing.check_table(self)
+        #: routes of host pairs that are not composed, and resources of the routes asked for
         self._routes: dict[tuple[str, str], tuple[str, ...]] = {}
         self._route_resources: dict[tuple[str, str], frozenset[int]] = {}
+        #: links between two switches, for the composed routes
+        self._switch_routes: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._route_table: RouteTable | None = None
+        self._attach_hosts()
         self._compute_routes()
 
     # -- construction -------------------------------------------------------------------------
@@ -231,21 +267,150 @@ class Network:
             self.resource_slots_set.append(link.slots is not None)
         self._slot_rate_ranks: tuple[list[Fraction], list[int]] | None = None
 
+    def _attach_hosts(self) -> None:
+        """Find the hosts whose routes are composed: under a policy that routes between switches,
+        a host on one switch alone, with its link up (down) for routes from (to) it."""
+        #: the one switch of each host that has one, with the host's links up and down to it
+        self._home: dict[str, str] = {}
+        self._up: dict[str, str] = {}
+        self._down: dict[str, str] = {}
+        if not composes(self.routing):
+            return
+        for h in self.hosts():
+            home = self.home_switch(h)
+            if home is None:
+                continue
+            self._home[h] = home
+            up, down = self.link_between(h, home), self.link_between(home, h)
+            if up is not None:
+                self._up[h] = up
+            if down is not None:
+                self._down[h] = down
+
     def _compute_routes(self) -> None:
-        senders = [h for h in self.hosts() if self.nodes[h].sends]
-        receivers = [h for h in self.hosts() if self.nodes[h].receives]
+        """Compute and check the route of every sender to every receiver: once per pair of
+        switches for composed routes, once per host pair for the others. When some fail, the
+        error is that of the first failing pair, senders then receivers in declaration order."""
+        senders, receivers = self.senders(), self.receivers()
+        first_sender: dict[str, str] = {}
         for s in senders:
-            for d in receivers:
-                self._route(s, d)
+            if s in self._up:
+                first_sender.setdefault(self._home[s], s)
+        first_receiver: dict[str, str] = {}
+        for d in receivers:
+            if d in self._down:
+                first_receiver.setdefault(self._home[d], d)
+        failed: dict[tuple[str, str], RoutingError] = {}
+        for last, dst in first_receiver.items():
+            for first, e in self._add_switch_routes(list(first_sender), last).items():
+                src = first_sender[first]
+                failed[(src, dst)] = RoutingError(f"{e} (needed for {src} to {dst})")
+        alone_senders = [s for s in senders if s not in self._up]
+        alone_receivers = [d for d in receivers if d not in self._down]
+        pairs = [(s, d) for s in alone_senders for d in receivers]
+        pairs += [(s, d) for s in senders if s in self._up for d in alone_receivers]
+        failed.update(self._add_host_routes(pairs))
+        if failed:
+            sender_at = {h: i for i, h in enumerate(senders)}
+            receiver_at = {h: i for i, h in enumerate(receivers)}
+            raise failed[min(failed, key=lambda pair: (sender_at[pair[0]], receiver_at[pair[1]]))]
+
+    def _add_switch_routes(self, firsts: list[str], last: str) -> dict[str, RoutingError]:
+        """Compute and check the paths from each of ``firsts`` to switch ``last``; return the
+        error of each that fails."""
+        try:
+            for first, nodes in switch_paths_to(self.routing, self, last, firsts):
+                self._switch_routes[(first, last)] = check_switch_path(self, first, last, nodes)
+            return {}
+        except RoutingError:
+            pass
+        # Some path fails: find which, one at a time (rare, so the shared search is not missed).
+        failed = {}
+        for first in firsts:
+            try:
+                for _, nodes in switch_paths_to(self.routing, self, last, [first]):
+                    self._switch_routes[(first, last)] = check_switch_path(self, first, last, nodes)
+            except RoutingError as e:
+                failed[first] = e
+        return failed
+
+    def _add_host_routes(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], RoutingError]:
+        """Compute and check the route of each host pair; return the error of each that fails."""
+        try:
+            for src, dst, nodes in routes_of(self.routing, self, pairs):
+                self._routes[(src, dst)] = check_route(self, src, dst, nodes)
+            return {}
+        except RoutingError:
+            pass
+        failed = {}
+        for pair in pairs:
+            try:
+                for src, dst, nodes in routes_of(self.routing, self, [pair]):
+                    self._routes[(src, dst)] = check_route(self, src, dst, nodes)
+            except RoutingError as e:
+                failed[pair] = e
+        return failed
+
+    def _switch_route(self, first: str, last: str, src: str, dst: str) -> tuple[str, ...]:
+        """The links from switch ``first`` to switch ``last``, computed and checked when first
+        asked for (by the route from ``src`` to ``dst``, named in errors)."""
+        key = (first, last)
+        if key not in self._switch_routes:
+            for e in self._add_switch_routes([first], last).values():
+                raise RoutingError(f"{e} (needed for {src} to {dst})")
+        return self._switch_routes[key]
 
     def _route(self, src: str, dst: str) -> tuple[str, ...]:
         key = (src, dst)
-        if key not in self._routes:
-            nodes = self.routing.route_nodes(self, src, dst)
-            links = check_route(self, src, dst, nodes)
-            self._routes[key] = links
-            self._route_resources[key] = frozenset(self.link_resource[l] for l in links)
-        return self._routes[key]
+        if key in self._routes:
+            return self._routes[key]
+        if src in self._up and dst in self._down:
+            inner = self._switch_route(self._home[src], self._home[dst], src, dst)
+            return (self._up[src],) + inner + (self._down[dst],)
+        nodes = self.routing.route_nodes(self, src, dst)
+        links = check_route(self, src, dst, nodes)
+        self._routes[key] = links
+        return links
+
+    def route_table(self) -> RouteTable:
+        """The composed routes as integer arrays (built once, when first asked for)."""
+        if self._route_table is None:
+            self._route_table = self._build_route_table()
+        return self._route_table
+
+    def _build_route_table(self) -> RouteTable:
+        hosts = self.hosts()
+        homes = set(self._home.values())
+        switches = [s for s in self.switches() if s in homes]
+        switch_index = {s: i for i, s in enumerate(switches)}
+        link_resource = self.link_resource
+
+        def column(ends: dict[str, str], value) -> np.ndarray:
+            return np.array([value(h) if h in ends else -1 for h in hosts], dtype=np.int64)
+
+        n = len(switches)
+        known = np.zeros(n * n, dtype=bool)
+        lengths = np.zeros(n * n, dtype=np.int64)
+        paths: list[tuple[int, list[int]]] = []
+        for (first, last), links in self._switch_routes.items():
+            p = switch_index[first] * n + switch_index[last]
+            known[p] = True
+            rs = list(dict.fromkeys(link_resource[l] for l in links))  # a set, as path_resources
+            lengths[p] = len(rs)
+            paths.append((p, rs))
+        offsets = np.zeros(n * n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        resources = np.zeros(int(offsets[-1]), dtype=np.int64)
+        for p, rs in paths:
+            resources[offsets[p]:offsets[p + 1]] = rs
+        return RouteTable(
+            hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
+            up_resource=column(self._up, lambda h: link_resource[self._up[h]]),
+            down_resource=column(self._down, lambda h: link_resource[self._down[h]]),
+            up_switch=column(self._up, lambda h: switch_index[self._home[h]]),
+            down_switch=column(self._down, lambda h: switch_index[self._home[h]]),
+            switches=switches, pair_known=known, pair_offsets=offsets, pair_resources=resources,
+        )
 
     # -- queries ------------------------------------------------------------------------------
 
@@ -314,8 +479,10 @@ class Network:
 
     def path_resources(self, src: str, dst: str) -> frozenset[int]:
         """Resource indices used by the route from ``src`` to ``dst``."""
-        self.route(src, dst)
-        return self._route_resources[(src, dst)]
+        key = (src, dst)
+        if key not in self._route_resources:
+            self._route_resources[key] = frozenset(self.link_resource[l] for l in self.route(src, dst))
+        return self._route_resources[key]
 
     def resource_capacity_exact(self, r: int) -> Fraction:
         """Capacity of resource ``r`` as an exact fraction (of the float as stored)."""

@@ -8,18 +8,40 @@ cross? Every answer is then checked by :func:`check_route` in one place, whateve
   ``table[s][t]`` is the switch after ``s`` on the way to switch ``t``; a missing entry means
   the direct link ``s → t``.
 * :class:`ExplicitPaths` — the node sequence of every (src, dst) pair, given by the user.
+
+Policies work on a :class:`RoutingGraph`, the few questions about nodes and links that routing
+asks; :class:`liquidsched.network.Network` answers them, and this module does not import it.
+
+On networks of thousands of hosts, most hosts hang off one switch, and the route between two
+such hosts is the host's link up, a path between their switches, and the link down. The
+policies that route between switches only (:class:`ShortestPath`, :class:`NextHop`) therefore
+also give that switch-level path (:func:`switch_paths_to`), computed once per destination switch
+and shared by every pair of hosts on those switches; :func:`check_switch_path` validates it once.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import Iterable, Iterator, Mapping, Protocol, Sequence
 
 from .errors import RoutingError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .network import Network
+
+class RoutingGraph(Protocol):
+    """What routing needs to know of a network (:class:`liquidsched.network.Network` has it)."""
+
+    def is_switch(self, node: str) -> bool: ...
+
+    def node_index(self, node: str) -> int: ...
+
+    def out_neighbours(self, node: str) -> Sequence[str]: ...
+
+    def in_neighbours(self, node: str) -> Sequence[str]: ...
+
+    def link_between(self, u: str, v: str) -> str | None: ...
+
+    def home_switch(self, host: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -28,8 +50,17 @@ class ShortestPath:
 
     policy = "shortest-path"
 
-    def route_nodes(self, net: Network, src: str, dst: str) -> list[str]:
+    def route_nodes(self, net: RoutingGraph, src: str, dst: str) -> list[str]:
+        return self._walk(net, src, dst, _distances_to(net, dst))
+
+    def routes_to(self, net: RoutingGraph, dst: str, sources: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+        """The route of each of ``sources`` to ``dst``, from one search out of ``dst``."""
         dist = _distances_to(net, dst)
+        for src in sources:
+            yield src, self._walk(net, src, dst, dist)
+
+    def _walk(self, net: RoutingGraph, src: str, dst: str, dist: dict[str, int]) -> list[str]:
+        """Follow decreasing distances from ``src``, taking the first declared node at each tie."""
         nodes = [src]
         cur = src
         if src == dst:
@@ -50,12 +81,28 @@ class ShortestPath:
             nodes.append(cur)
         return nodes
 
+    def switch_paths_to(self, net: RoutingGraph, last: str, firsts: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+        """The switches crossed from each switch of ``firsts`` to switch ``last``, as between two
+        hosts hanging off them alone: one search out of ``last``, then each switch's next hop
+        (the first declared among those one hop closer) found once and shared by every path."""
+        dist = _switch_distances_to(net, last)
+        next_hop: dict[str, str] = {}
+        for first in firsts:
+            if first not in dist:
+                raise RoutingError(f"routing: no route from switch {first} to switch {last}")
+            nodes = [first]
+            cur = first
+            while cur != last:
+                if cur not in next_hop:
+                    next_hop[cur] = min((w for w in net.out_neighbours(cur)
+                                         if net.is_switch(w) and dist.get(w) == dist[cur] - 1), key=net.node_index)
+                cur = next_hop[cur]
+                nodes.append(cur)
+            yield first, nodes
 
-def _distances_to(net: Network, dst: str) -> dict[str, int]:
+
+def _distances_to(net: RoutingGraph, dst: str) -> dict[str, int]:
     """Hop distance of every node that can reach ``dst`` through switches only."""
-    cache = net._distance_cache
-    if dst in cache:
-        return cache[dst]
     dist = {dst: 0}
     queue = deque([dst])
     while queue:
@@ -65,7 +112,19 @@ def _distances_to(net: Network, dst: str) -> dict[str, int]:
                 dist[u] = dist[v] + 1
                 if net.is_switch(u):
                     queue.append(u)
-    cache[dst] = dist
+    return dist
+
+
+def _switch_distances_to(net: RoutingGraph, last: str) -> dict[str, int]:
+    """Hop distance of every switch that reaches switch ``last`` through switches only."""
+    dist = {last: 0}
+    queue = deque([last])
+    while queue:
+        v = queue.popleft()
+        for u in net.in_neighbours(v):
+            if u not in dist and net.is_switch(u):
+                dist[u] = dist[v] + 1
+                queue.append(u)
     return dist
 
 
@@ -76,7 +135,7 @@ class NextHop:
     table: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     policy = "next-hop"
 
-    def check_table(self, net: Network) -> None:
+    def check_table(self, net: RoutingGraph) -> None:
         """Every switch the table names exists, and every next hop is a neighbour."""
         for s, row in self.table.items():
             if not net.is_switch(s):
@@ -90,30 +149,38 @@ class NextHop:
                 if net.link_between(s, nxt) is None:
                     raise RoutingError(f"{where}: switch {s} has no link to next hop {nxt}")
 
-    def route_nodes(self, net: Network, src: str, dst: str) -> list[str]:
+    def route_nodes(self, net: RoutingGraph, src: str, dst: str) -> list[str]:
         first, last = net.home_switch(src), net.home_switch(dst)
         for host, home in ((src, first), (dst, last)):
             if home is None:
                 raise RoutingError(
                     f"routing: next-hop routing needs host {host} attached to exactly one switch"
                 )
-        nodes = [src, first]
+        try:
+            return [src] + self._follow(net, first, last) + [dst]
+        except RoutingError as e:
+            raise RoutingError(f"{e} (needed for {src} to {dst})") from None
+
+    def switch_paths_to(self, net: RoutingGraph, last: str, firsts: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+        """The switches crossed from each switch of ``firsts`` to switch ``last``."""
+        for first in firsts:
+            yield first, self._follow(net, first, last)
+
+    def _follow(self, net: RoutingGraph, first: str, last: str) -> list[str]:
+        """The table's switches from ``first`` to ``last``, a missing entry meaning the direct link."""
+        nodes = [first]
         cur = first
         while cur != last:
             nxt = self.table.get(cur, {}).get(last)
             if nxt is None:
                 if net.link_between(cur, last) is None:
-                    raise RoutingError(
-                        f"routing.table.{cur}.{last}: no entry and no direct link "
-                        f"(needed for {src} to {dst})"
-                    )
+                    raise RoutingError(f"routing.table.{cur}.{last}: no entry and no direct link")
                 nxt = last
-            if nxt in nodes[1:]:
-                chain = " → ".join(nodes[1:] + [nxt])
+            if nxt in nodes:
+                chain = " → ".join(nodes + [nxt])
                 raise RoutingError(f"routing.table: route from {first} to {last} loops: {chain}")
             nodes.append(nxt)
             cur = nxt
-        nodes.append(dst)
         return nodes
 
 
@@ -125,7 +192,7 @@ class ExplicitPaths:
     paths: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     policy = "paths"
 
-    def route_nodes(self, net: Network, src: str, dst: str) -> list[str]:
+    def route_nodes(self, net: RoutingGraph, src: str, dst: str) -> list[str]:
         if (src, dst) in self.paths:
             return list(self.paths[(src, dst)])
         home = net.home_switch(src) if src == dst else None
@@ -138,7 +205,58 @@ class ExplicitPaths:
 Routing = ShortestPath | NextHop | ExplicitPaths
 
 
-def check_route(net: Network, src: str, dst: str, nodes: list[str]) -> tuple[str, ...]:
+def routes_of(policy: Routing, net: RoutingGraph, pairs: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str, list[str]]]:
+    """The nodes of the route of each (src, dst) host pair, unchecked, grouped by destination
+    so that a policy that searches out of the destination searches once per destination."""
+    by_dst: dict[str, list[str]] = {}
+    for src, dst in pairs:
+        by_dst.setdefault(dst, []).append(src)
+    for dst, sources in by_dst.items():
+        if isinstance(policy, ShortestPath):
+            for src, nodes in policy.routes_to(net, dst, sources):
+                yield src, dst, nodes
+        else:
+            for src in sources:
+                yield src, dst, policy.route_nodes(net, src, dst)
+
+
+def composes(policy: Routing) -> bool:
+    """Whether the policy routes between switches only, so that a host pair's route is its
+    link up, the path between their switches (:func:`switch_paths_to`) and its link down."""
+    return hasattr(policy, "switch_paths_to")
+
+
+def switch_paths_to(policy: Routing, net: RoutingGraph, last: str,
+                    firsts: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+    """The switches crossed from each of ``firsts`` to switch ``last`` (a composing policy)."""
+    return policy.switch_paths_to(net, last, firsts)  # type: ignore[union-attr]
+
+
+def check_switch_path(net: RoutingGraph, first: str, last: str, nodes: list[str]) -> tuple[str, ...]:
+    """Check that ``nodes`` is a real, loop-free path of switches from ``first`` to ``last``;
+    return its links.
+
+    The route between a host on ``first`` alone and a host on ``last`` alone is the host's link
+    up, these links, and the link down: it passes :func:`check_route` exactly when this path
+    does and both host links exist (the hosts are not switches, so they cannot repeat in it).
+
+    Raises
+    ------
+    RoutingError
+        naming the switches and what is wrong.
+    """
+    pair = f"route from switch {first} to switch {last}"
+    if not nodes or nodes[0] != first or nodes[-1] != last:
+        raise RoutingError(f"routing: {pair} must start at {first} and end at {last}, got {nodes}")
+    if len(set(nodes)) != len(nodes):
+        raise RoutingError(f"routing: {pair} loops: {' → '.join(nodes)}")
+    for n in nodes:
+        if not net.is_switch(n):
+            raise RoutingError(f"routing: {pair} crosses {n!r}, which is not a switch")
+    return _links_along(net, pair, nodes)
+
+
+def check_route(net: RoutingGraph, src: str, dst: str, nodes: list[str]) -> tuple[str, ...]:
     """Check that ``nodes`` is a real, loop-free route from ``src`` to ``dst``; return its links.
 
     Raises
@@ -158,6 +276,11 @@ def check_route(net: Network, src: str, dst: str, nodes: list[str]) -> tuple[str
     for n in inner:
         if not net.is_switch(n):
             raise RoutingError(f"routing: {pair} crosses {n!r}, which is not a switch")
+    return _links_along(net, pair, nodes)
+
+
+def _links_along(net: RoutingGraph, pair: str, nodes: list[str]) -> tuple[str, ...]:
+    """The link between each two consecutive nodes; ``pair`` names the route in errors."""
     links = []
     for u, v in zip(nodes, nodes[1:]):
         link = net.link_between(u, v)

@@ -11,14 +11,18 @@ import csv
 import io
 import os
 import random
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
+
+import numpy as np
 
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
 from .io.files import read_document
 from .network import Network
+from .units import MAX_SIZE_BYTES, parse_size
 
 #: Transfer size used when none is given: 1 MB, as in paper 001.
 DEFAULT_SIZE_BYTES = 1_000_000
@@ -34,6 +38,11 @@ class Transfer:
 class Traffic:
     """An ordered list of transfers, each with a unique name ``src->dst`` (``#k`` if repeated).
 
+    The transfers are kept as columns (the index of the source and destination host in a table
+    of host names, and the size), so that a traffic of millions of transfers takes a few bytes
+    each; :class:`Transfer` objects and names are made when asked for.
+    :meth:`from_arrays` builds a traffic from the columns directly.
+
     Examples
     --------
     >>> t = Traffic([Transfer("a", "b", 10), Transfer("a", "b", 5)])
@@ -44,65 +53,209 @@ class Traffic:
     """
 
     def __init__(self, transfers: Iterable[Transfer], name: str = "traffic") -> None:
-        self.transfers: tuple[Transfer, ...] = tuple(transfers)
+        given = tuple(transfers)
+        table: dict[str, int] = {}
+        src = [table.setdefault(t.src, len(table)) for t in given]
+        dst = [table.setdefault(t.dst, len(table)) for t in given]
+        dtype = _index_dtype(len(table))
+        self._set_columns(tuple(table), np.array(src, dtype=dtype), np.array(dst, dtype=dtype),
+                          _size_column([t.size_bytes for t in given]), name)
+        # Kept as given, so that iteration returns these objects and check() sees bad sizes.
+        self._transfers = given
+
+    @classmethod
+    def from_arrays(cls, hosts: Sequence[str], src: np.ndarray, dst: np.ndarray, size_bytes: int | np.ndarray,
+                    name: str = "traffic") -> Traffic:
+        """A traffic from columns: transfer ``i`` goes from ``hosts[src[i]]`` to ``hosts[dst[i]]``
+        and carries ``size_bytes`` (one size for all, or one each).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> t = Traffic.from_arrays(["a", "b"], np.array([0, 1]), np.array([1, 0]), 7)
+        >>> list(t) == [Transfer("a", "b", 7), Transfer("b", "a", 7)]
+        True
+        """
+        hosts = tuple(hosts)
+        if len(set(hosts)) != len(hosts):
+            raise TrafficError(f"traffic {name}: the host table names a host twice")
+        src, dst = np.asarray(src), np.asarray(dst)
+        if src.ndim != 1 or src.shape != dst.shape:
+            raise TrafficError(f"traffic {name}: src and dst must be 1-d arrays of one length, got shapes "
+                               f"{src.shape} and {dst.shape}")
+        for end, column in (("src", src), ("dst", dst)):
+            if len(column) and (column.dtype.kind not in "iu" or column.min() < 0 or column.max() >= len(hosts)):
+                raise TrafficError(f"traffic {name}: {end} must hold indices into the {len(hosts)} hosts")
+        if np.ndim(size_bytes) == 0:
+            sizes = np.broadcast_to(np.asarray(size_bytes, dtype=_size_dtype([size_bytes])), src.shape)
+        else:
+            sizes = _size_column(list(np.asarray(size_bytes).tolist()))
+            if sizes.shape != src.shape:
+                raise TrafficError(f"traffic {name}: {len(sizes)} sizes for {len(src)} transfers")
+        dtype = _index_dtype(len(hosts))
+        traffic = cls.__new__(cls)
+        traffic._set_columns(hosts, src.astype(dtype, copy=False), dst.astype(dtype, copy=False), sizes, name)
+        return traffic
+
+    def _set_columns(self, hosts: tuple[str, ...], src: np.ndarray, dst: np.ndarray, sizes: np.ndarray,
+                     name: str) -> None:
         self.name = name
-        seen: dict[tuple[str, str], int] = {}
-        self.names: list[str] = []
-        for t in self.transfers:
-            k = seen.get((t.src, t.dst), 0) + 1
-            seen[(t.src, t.dst)] = k
-            self.names.append(f"{t.src}->{t.dst}" + (f"#{k}" if k > 1 else ""))
-        self.index: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        #: host names the columns index
+        self.host_table = hosts
+        self._src, self._dst, self._sizes = src, dst, sizes
+        self._transfers: tuple[Transfer, ...] | None = None
+        self._names: list[str] | None = None
+        self._index: dict[str, int] | None = None
+        self._checked: Network | None = None
         # Resource sets (and sorted lists) of the last network asked for: every scheduler and
         # bound needs them, and the Rust core takes the lists.
         self._resolved: tuple[Network, list[frozenset[int]], list[list[int]]] | None = None
         #: Values other modules derive from the (immutable) transfers and keep with them.
         self.derived: dict[str, Any] = {}
 
+    # -- columns -------------------------------------------------------------------------------
+
+    @property
+    def src_index(self) -> np.ndarray:
+        """Index in :attr:`host_table` of each transfer's source (read only)."""
+        return _read_only(self._src)
+
+    @property
+    def dst_index(self) -> np.ndarray:
+        """Index in :attr:`host_table` of each transfer's destination (read only)."""
+        return _read_only(self._dst)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Each transfer's size in bytes: int64, or Python objects when one does not fit."""
+        return _read_only(self._sizes)
+
+    @property
+    def uniform_size(self) -> int | None:
+        """The size of every transfer when they all have the same, else None."""
+        if "uniform_size" not in self.derived:
+            sizes = self._sizes
+            same = len(sizes) > 0 and (sizes.strides == (0,) or bool(np.all(sizes == sizes[0])))
+            self.derived["uniform_size"] = _plain(sizes[0]) if same else None
+        return self.derived["uniform_size"]
+
+    # -- the list of transfers -----------------------------------------------------------------
+
+    @property
+    def transfers(self) -> tuple[Transfer, ...]:
+        """The transfers as objects (made once, when first asked for)."""
+        if self._transfers is None:
+            hosts = self.host_table
+            self._transfers = tuple(Transfer(hosts[s], hosts[d], _plain(z))
+                                    for s, d, z in zip(self._src.tolist(), self._dst.tolist(), self._sizes.tolist()))
+        return self._transfers
+
+    @property
+    def names(self) -> list[str]:
+        """Each transfer's unique name, ``src->dst`` then ``src->dst#2``, … for repeats."""
+        if self._names is None:
+            seen: dict[tuple[str, str], int] = {}
+            names = []
+            for t in self.transfers:
+                k = seen.get((t.src, t.dst), 0) + 1
+                seen[(t.src, t.dst)] = k
+                names.append(f"{t.src}->{t.dst}" + (f"#{k}" if k > 1 else ""))
+            self._names = names
+        return self._names
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Position of each transfer by name."""
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self.names)}
+        return self._index
+
     def __len__(self) -> int:
-        return len(self.transfers)
+        return len(self._src)
 
     def __iter__(self):
         return iter(self.transfers)
 
     def __getitem__(self, i: int) -> Transfer:
-        return self.transfers[i]
+        if self._transfers is not None or isinstance(i, slice):
+            return self.transfers[i]
+        i = range(len(self))[i]  # negative indices and bounds as a tuple has them
+        return Transfer(self.host_table[self._src[i]], self.host_table[self._dst[i]], _plain(self._sizes[i]))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Traffic) and self.transfers == other.transfers
+        if not isinstance(other, Traffic):
+            return False
+        if len(self) != len(other):
+            return False
+        if self._transfers is not None and other._transfers is not None:
+            return self._transfers == other._transfers
+        if self._sizes.dtype == object or other._sizes.dtype == object:
+            return self.transfers == other.transfers
+        # Map the other's host table onto ours (-1 for names we do not have), then compare columns.
+        ours = {h: i for i, h in enumerate(self.host_table)}
+        onto = np.array([ours.get(h, -1) for h in other.host_table] or [0], dtype=np.int64)
+        return bool(np.array_equal(onto[other._src], self._src) and np.array_equal(onto[other._dst], self._dst)
+                    and np.array_equal(other._sizes, self._sizes))
 
     def __repr__(self) -> str:
         return f"Traffic({self.name!r}, {len(self)} transfers, {self.total_bytes} bytes)"
 
     @property
     def total_bytes(self) -> int:
-        return sum(t.size_bytes for t in self.transfers)
+        sizes, n = self._sizes, len(self)
+        if n and sizes.strides == (0,):
+            return _plain(sizes[0]) * n
+        if n and sizes.dtype != object and int(np.abs(sizes).max()) * n < 2 ** 63:
+            return int(sizes.sum(dtype=np.int64))
+        return sum(_plain(z) for z in sizes.tolist())
+
+    # -- against a network ---------------------------------------------------------------------
 
     def check(self, net: Network, source: str = "") -> None:
         """Every transfer goes from a sending host to a receiving host of ``net``, with a route.
 
+        Checked once per network: hosts and sizes column by column, routes once per host pair
+        (a composed route was checked with its pair of switches when ``net`` was built).
+
         Raises
         ------
         TrafficError
-            naming the transfer and what is wrong.
+            naming the first transfer that is wrong, and what is wrong.
         """
+        if self._checked is net:
+            return
         prefix = f"{source}: " if source else ""
-        if not self.transfers:
-            raise TrafficError(f"{prefix}traffic {self.name} has no transfer")
-        for i, t in enumerate(self.transfers):
-            where = f"{prefix}transfers[{i}]"
-            for end, host, ok in (("src", t.src, "sends"), ("dst", t.dst, "receives")):
-                node = net.nodes.get(host)
-                if node is None or node.kind != "host":
-                    raise TrafficError(f"{where}.{end}: unknown host {host!r}")
-                if not getattr(node, ok):
-                    raise TrafficError(f"{where}.{end}: host {host} does not {ok[:-1]} (its role is {node.role})")
-            if not isinstance(t.size_bytes, int) or isinstance(t.size_bytes, bool) or t.size_bytes <= 0:
-                raise TrafficError(f"{where}.size_bytes: expected a positive whole number, got {t.size_bytes!r}")
-            try:
-                net.route(t.src, t.dst)
-            except TopologyError as e:
-                raise TrafficError(f"{where} ({t.src}->{t.dst}): {e}") from None
+        if not len(self):
+            raise TrafficError(f"{prefix}the traffic {self.name!r} has no transfer")
+        bad = _first_invalid(self, net)
+        if bad is not None:
+            self._check_one(net, bad, prefix)
+            raise TrafficError(f"{prefix}transfers[{bad}] ({self[bad].src}->{self[bad].dst}): invalid")
+        self._checked = net
+
+    def _check_one(self, net: Network, i: int, prefix: str) -> None:
+        """Check transfer ``i`` alone; raise naming what is wrong with it."""
+        t = self[i]
+        where = f"{prefix}transfers[{i}]"
+        for end, host, ok in (("src", t.src, "sends"), ("dst", t.dst, "receives")):
+            node = net.nodes.get(host)
+            if node is None or node.kind != "host":
+                raise TrafficError(f"{where}.{end}: unknown host {host!r}")
+            if not getattr(node, ok):
+                raise TrafficError(f"{where}.{end}: host {host} does not {ok[:-1]} (its role is {node.role})")
+        if not _valid_size(t.size_bytes):
+            raise TrafficError(f"{where}.size_bytes: expected a whole number of bytes from 1 to {MAX_SIZE_BYTES:,}, "
+                               f"got {t.size_bytes!r}")
+        try:
+            net.route(t.src, t.dst)
+        except TopologyError as e:
+            raise TrafficError(f"{where} ({t.src}->{t.dst}): {e}") from None
+
+    def network_hosts(self, net: Network) -> np.ndarray:
+        """Index in ``net.route_table().hosts`` of each host of :attr:`host_table` (-1 when not
+        a host of ``net``)."""
+        index = net.route_table().host_index
+        return np.array([index.get(h, -1) for h in self.host_table] or [0], dtype=np.int64)
 
     def resource_sets(self, net: Network) -> list[frozenset[int]]:
         """The resources of each transfer's path, in transfer order (checked once per network)."""
@@ -134,6 +287,100 @@ class Traffic:
                                       t.get("size_bytes", read_size, DEFAULT_SIZE_BYTES)))
         return cls(transfers, f.get("name", read_str, "traffic"))
 
+
+# -- columns -------------------------------------------------------------------------------------
+
+#: Transfers a column-wise check looks at together: bounds the memory of its temporaries.
+CHUNK = 1 << 22
+
+
+def _index_dtype(n: int) -> type:
+    """The narrowest integer type that indexes ``n`` hosts: millions of transfers take 2 bytes
+    an end up to 32,767 hosts."""
+    return np.int16 if n < 2 ** 15 else np.int32
+
+
+def _valid_size(z: Any) -> bool:
+    return isinstance(z, (int, np.integer)) and not isinstance(z, (bool, np.bool_)) and 0 < z <= MAX_SIZE_BYTES
+
+
+def _size_dtype(sizes: Sequence[Any]) -> type:
+    """int64 when every size is a whole number that fits, else object (kept as given, so that
+    :meth:`Traffic.check` can name a bad one and sums of huge sizes stay exact)."""
+    ok = all(isinstance(z, (int, np.integer)) and not isinstance(z, (bool, np.bool_)) and -2 ** 63 < z < 2 ** 63
+             for z in sizes)
+    return np.int64 if ok else object
+
+
+def _size_column(sizes: list[Any]) -> np.ndarray:
+    dtype = _size_dtype(sizes)
+    if dtype is object:
+        column = np.empty(len(sizes), dtype=object)
+        column[:] = sizes
+        return column
+    return np.array(sizes, dtype=np.int64).reshape(len(sizes))
+
+
+def _plain(z: Any) -> Any:
+    """A size as a Python int (numpy integers become ints; anything else stays as it is)."""
+    return int(z) if isinstance(z, np.integer) else z
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def _first_invalid(traffic: Traffic, net: Network) -> int | None:
+    """The first transfer whose hosts, size or route are wrong on ``net``, or None."""
+    hosts = traffic.host_table
+    sends = np.array([_is_host(net, h) and net.nodes[h].sends for h in hosts] or [False])
+    receives = np.array([_is_host(net, h) and net.nodes[h].receives for h in hosts] or [False])
+    on_net = traffic.network_hosts(net)
+    table = net.route_table()
+    # A composed route was checked with its switches when the network was built (every sender's
+    # switch to every receiver's); the others are checked pair by pair.
+    up_ok = sends & (on_net >= 0) & (table.up_switch[on_net] >= 0)
+    down_ok = receives & (on_net >= 0) & (table.down_switch[on_net] >= 0)
+    sizes = traffic._sizes
+    uniform = traffic.uniform_size
+    checked: dict[tuple[int, int], bool] = {}
+    for start in range(0, len(traffic), CHUNK):
+        part = slice(start, start + CHUNK)
+        src, dst = traffic._src[part], traffic._dst[part]
+        if uniform is not None:
+            size_ok = np.bool_(_valid_size(uniform))
+        elif sizes.dtype == object:
+            size_ok = np.array([_valid_size(z) for z in sizes[part]], dtype=bool)
+        else:
+            size_ok = (sizes[part] > 0) & (sizes[part] <= MAX_SIZE_BYTES)
+        composed = up_ok[src] & down_ok[dst] & size_ok
+        if composed.all():
+            continue
+        ok = sends[src] & receives[dst] & size_ok
+        alone = ok & ~composed
+        for s, d in set(zip(src[alone].tolist(), dst[alone].tolist())):
+            if (s, d) not in checked:
+                checked[(s, d)] = _has_route(net, hosts[s], hosts[d])
+        if not all(checked.values()):
+            ok &= ~alone | np.array([checked.get((s, d), True) for s, d in zip(src.tolist(), dst.tolist())])
+        if not ok.all():
+            return start + int(np.argmin(ok))
+    return None
+
+
+def _is_host(net: Network, name: str) -> bool:
+    node = net.nodes.get(name)
+    return node is not None and node.kind == "host"
+
+
+def _has_route(net: Network, src: str, dst: str) -> bool:
+    try:
+        net.route(src, dst)
+    except TopologyError:
+        return False
+    return True
 
 # -- host selection ------------------------------------------------------------------------------
 
@@ -184,11 +431,39 @@ def half_all_to_all(net: Network, hosts: Sequence[str] | None = None, size_bytes
 
     A host that both sends and receives also sends to itself through its switch (the Swiss-T1
     convention: its transmitting processor sends to its receiving processor), so N such hosts
-    give N² transfers; ``include_self=False`` leaves those out.
+    give N² transfers; ``include_self=False`` leaves those out. The transfers are made as
+    columns (:meth:`Traffic.from_arrays`), sender by sender.
     """
     senders, receivers = _roles(net, hosts)
-    return Traffic([Transfer(s, d, size_bytes) for s in senders for d in receivers
-                    if include_self or s != d], "half-all-to-all")
+    table = list(dict.fromkeys(senders + receivers))
+    index = {h: i for i, h in enumerate(table)}
+    dtype = _index_dtype(len(table))
+    src, dst = _product(np.array([index[h] for h in senders], dtype=dtype),
+                        np.array([index[h] for h in receivers], dtype=dtype), include_self)
+    return Traffic.from_arrays(table, src, dst, size_bytes, "half-all-to-all")
+
+
+def _product(senders: np.ndarray, receivers: np.ndarray, include_self: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Every sender (row) with every receiver (column), row by row, without a host's pair with
+    itself unless ``include_self``; filled a block of rows at a time so that the temporaries
+    stay small beside the result."""
+    per_row = np.full(len(senders), len(receivers), dtype=np.int64)
+    if not include_self:
+        times = Counter(receivers.tolist())
+        per_row -= np.array([times.get(h, 0) for h in senders.tolist()], dtype=np.int64)
+    total = int(per_row.sum())
+    src, dst = np.empty(total, dtype=senders.dtype), np.empty(total, dtype=receivers.dtype)
+    rows = max(1, CHUNK // max(1, len(receivers)))
+    at = 0
+    for start in range(0, len(senders), rows):
+        block = senders[start:start + rows]
+        s, d = np.repeat(block, len(receivers)), np.tile(receivers, len(block))
+        if not include_self:
+            keep = s != d
+            s, d = s[keep], d[keep]
+        src[at:at + len(s)], dst[at:at + len(d)] = s, d
+        at += len(s)
+    return src, dst
 
 
 def all_to_all(net: Network, hosts: Sequence[str] | None = None, size_bytes: int = DEFAULT_SIZE_BYTES) -> Traffic:
@@ -268,20 +543,23 @@ def load_traffic(path: str | os.PathLike) -> Traffic:
 
 
 def _csv_size(p: Path, line: int, column: int, text: str, allow_zero: bool) -> int:
+    """A size cell: units allowed as in ``--size`` (``1MB``, ``64KiB``); an empty or ``0`` cell
+    of a matrix means no transfer."""
+    cell = text.strip()
+    if allow_zero and cell in ("", "0"):
+        return 0
     try:
-        value = float(text) if text.strip() else 0.0
-    except ValueError:
-        value = -1.0
-    if value < 0 or not value.is_integer() or (value == 0 and not allow_zero):
-        raise TrafficError(f"{p}: line {line}, column {column}: expected a size in bytes, got {text!r}")
-    return int(value)
+        return parse_size(cell)
+    except ValueError as e:
+        raise TrafficError(f"{p}: line {line}, column {column}: {e}") from None
 
 
 def _rows_to_transfers(p: Path, rows: list[list[str]]) -> list[Transfer]:
     out = []
     for i, row in enumerate(rows, start=2):
-        if len(row) < 3:
-            raise TrafficError(f"{p}: line {i}: expected src,dst,size_bytes, got {','.join(row)!r}")
+        if len(row) != 3:
+            raise TrafficError(f"{p}: line {i}: expected 3 columns src,dst,size_bytes, got {len(row)}: "
+                               f"{','.join(row)!r}")
         out.append(Transfer(row[0].strip(), row[1].strip(), _csv_size(p, i, 3, row[2], False)))
     return out
 
@@ -290,8 +568,9 @@ def _matrix_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> l
     receivers = header[1:]
     out = []
     for i, row in enumerate(rows, start=2):
-        if len(row) - 1 > len(receivers):
-            raise TrafficError(f"{p}: line {i}: {len(row) - 1} sizes but {len(receivers)} receivers in the header")
+        if len(row) - 1 != len(receivers):
+            raise TrafficError(f"{p}: line {i}: {len(row) - 1} sizes but {len(receivers)} receivers in the header "
+                               "(every row has one size per receiver; 0 or empty for none)")
         sender = row[0].strip()
         for j, cell in enumerate(row[1:]):
             size = _csv_size(p, i, j + 2, cell, True)
