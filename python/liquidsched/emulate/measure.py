@@ -1,0 +1,172 @@
+"""Measuring an emulated network: link byte counters, one TCP flow's time and rate, and the
+arrival times of a flow's packets at the far end of a link (to check that shaping honours its
+rate over short windows, not only on average)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from typing import Callable
+
+from ..errors import BackendError, InputError
+from .addressing import EmulationPlan
+from .namespaces import run_command
+from .routes import host_path
+
+
+def link_counters(plan: EmulationPlan) -> dict[str, int]:
+    """Bytes sent so far on each directed link of the model (its egress interface's counter)."""
+    per_ns: dict[str, dict[str, int]] = {}
+    for ns in set(plan.namespace.values()):
+        data = json.loads(run_command(["ip", "-n", ns, "-s", "-j", "link", "show"]) or "[]")
+        per_ns[ns] = {d["ifname"]: d["stats64"]["tx"]["bytes"] for d in data}
+    counters = {}
+    for lid in plan.network.links:
+        ns, iface = plan.egress(lid)
+        counters[lid] = per_ns[ns][iface]
+    return counters
+
+
+_SINK = """
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5201)); s.listen(1); print("ready", flush=True)
+c, _ = s.accept(); n = 0
+while True:
+    b = c.recv(1 << 20)
+    if not b: break
+    n += len(b)
+print(n, flush=True)
+"""
+
+_SOURCE = """
+import socket, sys, time
+n = int(sys.argv[2]); buf = bytes(1 << 20); c = socket.create_connection((sys.argv[1], 5201))
+t = time.perf_counter(); left = n
+while left > 0:
+    left -= c.send(buf[:min(left, len(buf))])
+c.shutdown(socket.SHUT_WR); c.recv(1); print(time.perf_counter() - t, flush=True)
+"""
+
+# Captures the TCP packets to port 5201 arriving on one interface, with the kernel's receive
+# timestamps (taken as the packet leaves the shaper at the other end of the veth, so neither
+# the capture's nor the sink's scheduling delays show), until argv[2] payload bytes have come.
+_CAPTURE = """
+import socket, struct, sys
+iface, need = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 25)
+s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
+s.bind((iface, 0x0800))
+print("ready", flush=True)
+got, out = 0, []
+while got < need:
+    data, anc, _, addr = s.recvmsg(1 << 17, 64)
+    if addr[2] == 4 or len(data) < 40 or data[9] != 6:  # outgoing, or not TCP
+        continue
+    ihl = (data[0] & 15) * 4
+    if struct.unpack("!H", data[ihl + 2:ihl + 4])[0] != 5201:
+        continue
+    payload = len(data) - ihl - (data[ihl + 12] >> 4) * 4
+    if payload <= 0:
+        continue
+    sec, nsec = struct.unpack("qq", anc[0][2][:16])
+    out.append((sec + nsec * 1e-9, payload))
+    got += payload
+print(repr(out), flush=True)
+"""
+
+
+def send_bytes(plan: EmulationPlan, src: str, dst: str, nbytes: int) -> float:
+    """Send ``nbytes`` over one TCP connection from host ``src`` to host ``dst``; the seconds it
+    took, until the receiver had everything."""
+    sink = subprocess.Popen(["ip", "netns", "exec", plan.namespace[dst], sys.executable, "-c", _SINK,
+                             plan.address[dst]], stdout=subprocess.PIPE, text=True)
+    try:
+        assert sink.stdout is not None
+        if sink.stdout.readline().strip() != "ready":
+            raise BackendError(f"could not listen on {dst}")
+        out = run_command(["ip", "netns", "exec", plan.namespace[src], sys.executable, "-c", _SOURCE,
+                           plan.address[dst], str(nbytes)])
+        got = int(sink.stdout.readline().strip() or 0)
+        if got != nbytes:
+            raise BackendError(f"{src} → {dst}: sent {nbytes} bytes, {got} arrived")
+        return float(out.strip())
+    finally:
+        sink.kill()
+        sink.wait()
+
+
+def arrivals(plan: EmulationPlan, src: str, dst: str, nbytes: int) -> list[tuple[float, int]]:
+    """Send ``nbytes`` over one TCP connection from host ``src`` to host ``dst`` and return
+    the (kernel receive time in s, payload bytes) of every data packet as it arrives at
+    ``dst``'s interface, in order."""
+    ns = plan.namespace[dst]
+    ifaces = [c.name for c in plan.cables if dst in (c.a, c.b)]
+    if len(ifaces) != 1:
+        raise InputError(f"host {dst} has {len(ifaces)} cables; arrivals are captured on a host with one")
+    capture = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", _CAPTURE, ifaces[0], str(nbytes)],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert capture.stdout is not None
+        if capture.stdout.readline().strip() != "ready":
+            raise BackendError(f"could not capture on {dst}")
+        send_bytes(plan, src, dst, nbytes)
+        line = capture.communicate(timeout=30)[0]
+    finally:
+        if capture.poll() is None:
+            capture.kill()
+            capture.wait()
+    import ast
+
+    return [(float(t), int(b)) for t, b in ast.literal_eval(line.strip())]
+
+
+def fastest_window(packets: list[tuple[float, int]], window_s: float) -> float:
+    """The highest rate, in bytes/s, over any span of at least ``window_s`` between two packet
+    arrivals: the bytes of the packets after the first up to the last, over the time between
+    them (the first packet's bytes crossed the link before its arrival, outside the span).
+
+    Examples
+    --------
+    >>> fastest_window([(0.0, 100), (0.01, 100), (0.02, 300), (0.025, 100)], 0.01)
+    30000.0
+    """
+    import numpy as np
+
+    t = np.array([p[0] for p in packets])
+    cum = np.concatenate([[0], np.cumsum([p[1] for p in packets])])
+    best = 0.0
+    for i in range(len(t)):
+        j = np.searchsorted(t, t[i] + window_s)  # the first packet at least window_s after i
+        if j >= len(t):
+            break
+        span = t[j:] - t[i]
+        rates = (cum[j + 1:] - cum[i + 1]) / span
+        best = max(best, float(rates.max()))
+    return best
+
+
+def single_flow_check(plan: EmulationPlan, src: str, dst: str, seconds: float = 1.0) -> dict[str, float]:
+    """One TCP flow from ``src`` to ``dst`` for about ``seconds``: its rate against the narrowest
+    link of its path. Below 90 % the machine, not the emulated links, is the limit."""
+    net = plan.network
+    path = host_path(net, src, dst)
+    if path is None:
+        raise InputError(f"no route from {src} to {dst}")
+    narrowest = min(net.links[net.link_between(u, v)].capacity_Bps for u, v in zip(path, path[1:]))
+    elapsed = send_bytes(plan, src, dst, int(narrowest * seconds))
+    rate = int(narrowest * seconds) / elapsed
+    return {"src": src, "dst": dst, "capacity_Bps": narrowest, "rate_Bps": rate, "ratio": rate / narrowest}
+
+
+def wait_for(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.05) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout_s`` passes."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return bool(predicate())

@@ -1,0 +1,172 @@
+"""Creating and removing an emulated network: namespaces, veth cables, addresses, routes and
+rate limits, a state file in ``/run/liquidsched`` recording what :func:`up` built (for
+``status``, ``run`` and ``down``), and :class:`Emulation`, which removes everything on exit,
+error or signal. Root is required."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import BackendError
+from ..io.topology import topology_from_dict
+from ..network import Network
+from .addressing import DEFAULT_PREFIX, EmulationPlan, check_prefix, plan_emulation
+from .shaping import host_queue_share, qdisc_commands
+
+STATE_DIR = Path("/run/liquidsched")
+
+
+def run_command(cmd: Sequence[str], stdin: str | None = None, check: bool = True) -> str:
+    """Run ``cmd``; its standard output. A failure raises :class:`BackendError` with the
+    command and the last line it printed."""
+    try:
+        done = subprocess.run(list(cmd), input=stdin, capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        raise BackendError(f"{cmd[0]} not found: the emulation needs iproute2 (ip, tc)") from None
+    if check and done.returncode != 0:
+        what = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise BackendError(f"{' '.join(cmd[:6])}{' …' if len(cmd) > 6 else ''} failed: {what}")
+    return done.stdout
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise BackendError("the emulated network needs root (network namespaces, veth, tc)")
+
+
+def up(plan: EmulationPlan) -> None:
+    """Create the emulated network. On any failure, everything already created is removed."""
+    require_root()
+    if existing(plan.prefix):
+        raise BackendError(f"an emulated network with prefix {plan.prefix!r} exists: "
+                           f"liquidsched netem down --prefix {plan.prefix}")
+    try:
+        _build(plan)
+        _save_state(plan)
+    except BaseException:
+        down(plan.prefix)
+        raise
+
+
+def _build(plan: EmulationPlan) -> None:
+    net = plan.network
+    for node, ns in plan.namespace.items():
+        run_command(["ip", "netns", "add", ns])
+    for c in plan.cables:
+        run_command(["ip", "link", "add", c.name, "netns", plan.namespace[c.a], "type", "veth",
+                     "peer", "name", c.name, "netns", plan.namespace[c.b]])
+    for node, ns in plan.namespace.items():
+        mine = [c.name for c in plan.cables if node in (c.a, c.b)]
+        # A host with one cable holds its address there, where MPI looks for it; switches and
+        # multi-homed hosts on the loopback interface (neighbours still resolve it by ARP).
+        home = mine[0] if len(mine) == 1 and not net.is_switch(node) else "lo"
+        lines = ["link set lo up", *(f"link set {c} up" for c in mine), f"addr add {plan.address[node]}/32 dev {home}"]
+        src = f" src {plan.address[node]}" if not net.is_switch(node) else ""
+        for dst, (cable, nxt) in plan.routes[node].items():
+            lines.append(f"route add {dst}/32 via {plan.address[nxt]} dev {cable} onlink{src}")
+        run_command(["ip", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n")
+        # IPv6 is off so that router solicitations do not show on the link counters.
+        settings = {"net/ipv6/conf/all/disable_ipv6": "1", "net/ipv6/conf/default/disable_ipv6": "1",
+                    "net/ipv4/conf/all/rp_filter": "0", "net/ipv4/conf/default/rp_filter": "0",
+                    "net/ipv4/ip_forward": "1" if net.is_switch(node) else "0"}
+        if not net.is_switch(node):
+            settings["net/ipv4/tcp_limit_output_bytes"] = str(host_queue_share(net, node))
+        script = "; ".join(f"echo {v} > /proc/sys/{k}" for k, v in settings.items())
+        run_command(["ip", "netns", "exec", ns, "sh", "-c", script])
+    by_ns: dict[str, list[str]] = {}
+    for c in plan.cables:
+        for lid in (c.a_to_b, c.b_to_a):
+            if lid is not None:
+                link = net.links[lid]
+                ns, iface = plan.egress(lid)
+                by_ns.setdefault(ns, []).extend(qdisc_commands(iface, link.capacity_Bps, link.latency_s))
+    for ns, lines in by_ns.items():
+        run_command(["tc", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n")
+
+
+def existing(prefix: str) -> list[str]:
+    """Namespaces whose name carries ``prefix``."""
+    out = run_command(["ip", "netns", "list"], check=False)
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    return [n for n in names if n.startswith(f"{prefix}-n")]
+
+
+def down(prefix: str = DEFAULT_PREFIX) -> int:
+    """Remove every namespace (with its cables) carrying ``prefix``, after stopping the processes
+    left in them; returns how many namespaces were removed."""
+    check_prefix(prefix)
+    require_root()
+    names = existing(prefix)
+    for ns in names:
+        for pid in run_command(["ip", "netns", "pids", ns], check=False).split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+    for ns in names:
+        run_command(["ip", "netns", "del", ns], check=False)
+    state = STATE_DIR / f"{prefix}.json"
+    state.unlink(missing_ok=True)
+    return len(names)
+
+
+def _save_state(plan: EmulationPlan) -> None:
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    (STATE_DIR / f"{plan.prefix}.json").write_text(json.dumps(plan.to_dict()), encoding="utf-8")
+
+
+def load_state(prefix: str = DEFAULT_PREFIX) -> EmulationPlan:
+    """The plan of the emulated network that ``up`` built with ``prefix``."""
+    check_prefix(prefix)
+    path = STATE_DIR / f"{prefix}.json"
+    if not path.exists():
+        raise BackendError(f"no emulated network with prefix {prefix!r} is up (liquidsched netem up …)")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return plan_emulation(topology_from_dict(doc["network"], str(path)), prefix)
+
+
+class Emulation:
+    """A context manager: the emulated network exists inside the ``with`` block, and is removed
+    on leaving it, on an error, and on SIGINT or SIGTERM.
+
+    Examples
+    --------
+    >>> from liquidsched import build_topology
+    >>> with Emulation(build_topology("two-switch")) as emu:   # doctest: +SKIP
+    ...     emu.namespace["t1"]
+    'lsq-n2'
+    """
+
+    def __init__(self, net: Network, prefix: str = DEFAULT_PREFIX) -> None:
+        self.plan = plan_emulation(net, prefix)
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> EmulationPlan:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, _raise_interrupt)
+        try:
+            up(self.plan)
+        except BaseException:
+            self._restore()
+            raise
+        return self.plan
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            down(self.plan.prefix)
+        finally:
+            self._restore()
+
+    def _restore(self) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous.clear()
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")

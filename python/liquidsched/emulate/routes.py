@@ -1,0 +1,88 @@
+"""Static routes that make the emulated network carry every host pair's traffic along the
+model's route.
+
+The emulation routes by destination (``/32`` routes, hop by hop), so a route whose next hop
+depends on the source is refused. A pair the model does not route (a receiver answering a
+sender: acknowledgements, barriers between two senders) takes the shortest way over the cables
+in either direction, following the routes already set.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import TopologyError
+from ..network import Network
+from ..routing import check_route
+
+if TYPE_CHECKING:
+    from .addressing import Cable, EmulationPlan
+
+
+def host_path(net: Network, src: str, dst: str) -> list[str] | None:
+    """The model's node sequence from ``src`` to ``dst``, or None when it has none."""
+    try:
+        nodes = net.routing.route_nodes(net, src, dst)
+        check_route(net, src, dst, nodes)
+    except TopologyError:
+        return None
+    return nodes
+
+
+def add_routes(plan: EmulationPlan, cables: dict[frozenset[str], Cable]) -> None:
+    """Destination routes at every node: the model's routes first, then the others."""
+    net = plan.network
+    hosts = net.hosts()
+    unrouted = []
+    for s in hosts:
+        for d in hosts:
+            if s != d:
+                nodes = host_path(net, s, d)
+                if nodes is None:
+                    unrouted.append((s, d))
+                else:
+                    for u, v in zip(nodes, nodes[1:]):
+                        _set_route(plan, cables, u, d, v)
+    neighbours: dict[str, list[str]] = {n: [] for n in net.nodes}
+    for c in cables.values():
+        neighbours[c.a].append(c.b)
+        neighbours[c.b].append(c.a)
+    for s, d in unrouted:
+        dist = _cable_distances(net, neighbours, d)
+        u = s
+        while u != d:
+            entry = plan.routes[u].get(plan.address[d])
+            if entry is not None:
+                u = entry[1]
+                continue
+            options = [v for v in neighbours[u] if v in dist and dist[v] == dist.get(u, 0) - 1]
+            if u not in dist or not options:
+                raise TopologyError(f"hosts {s} and {d} are not connected")
+            v = min(options, key=net.node_index)
+            _set_route(plan, cables, u, d, v)
+            u = v
+
+
+def _set_route(plan: EmulationPlan, cables: dict[frozenset[str], Cable], u: str, d: str, v: str) -> None:
+    table, dst = plan.routes[u], plan.address[d]
+    cable = cables[frozenset((u, v))]
+    if dst in table and table[dst] != (cable.name, v):
+        raise TopologyError(f"at {u}, traffic to {d} leaves for {table[dst][1]} or for {v} depending on its "
+                            "source: the emulation routes by destination only")
+    table[dst] = (cable.name, v)
+
+
+def _cable_distances(net: Network, neighbours: dict[str, list[str]], dst: str) -> dict[str, int]:
+    """Hops to ``dst`` over cables in either direction, forwarding only through switches."""
+    dist = {dst: 0}
+    frontier = [dst]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for u in neighbours[v]:
+                if u not in dist:
+                    dist[u] = dist[v] + 1
+                    if net.is_switch(u):
+                        nxt.append(u)
+        frontier = nxt
+    return dist
