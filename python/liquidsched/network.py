@@ -34,6 +34,10 @@ SWITCH = "switch"
 ROLES = ("both", "sender", "receiver")
 
 
+#: The most slots a resource may have (the core counts them in 32 bits).
+MAX_SLOTS = 2**31 - 1
+
+
 @dataclass(frozen=True)
 class Node:
     """A host or a switch. A host's ``role`` says whether it sends, receives, or both."""
@@ -191,8 +195,9 @@ class Network:
             if isinstance(lat, bool) or not isinstance(lat, (int, float)) or not math.isfinite(lat) or lat < 0:
                 raise TopologyError(f"{where}.latency_s: expected a non-negative number, got {lat!r}")
             slots = link.slots
-            if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int) or slots < 1):
-                raise TopologyError(f"{where}.slots: expected a whole number of at least 1, got {slots!r}")
+            if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int)
+                                      or not 1 <= slots <= MAX_SLOTS):
+                raise TopologyError(f"{where}.slots: expected a whole number from 1 to {MAX_SLOTS:,}, got {slots!r}")
             if (link.src, link.dst) in self._between:
                 other = self._between[(link.src, link.dst)]
                 raise TopologyError(
@@ -262,7 +267,8 @@ class Network:
             elif self.port_rate_Bps is None:
                 slots = 1
             else:
-                slots = max(1, int(Fraction(link.capacity_Bps) // self.port_rate_Bps))
+                # More slots than the core counts in could never all be used by a traffic anyway.
+                slots = min(MAX_SLOTS, max(1, int(Fraction(link.capacity_Bps) // self.port_rate_Bps)))
             self.resource_slots.append(slots)
             self.resource_slots_set.append(link.slots is not None)
         self._slot_rate_ranks: tuple[list[Fraction], list[int]] | None = None
@@ -389,20 +395,24 @@ class Network:
             return np.array([value(h) if h in ends else -1 for h in hosts], dtype=np.int64)
 
         n = len(switches)
+        routes = self._switch_routes
+        keys = np.fromiter((switch_index[f] * n + switch_index[l] for f, l in routes), np.int64, len(routes))
+        sizes = np.fromiter(map(len, routes.values()), np.int64, len(routes))
+        # A switch path is loop-free, so its links are distinct resources (opposite links that
+        # share one capacity would need a switch twice): no set to make.
+        flat = np.fromiter((link_resource[l] for links in routes.values() for l in links), np.int64,
+                           int(sizes.sum()))
         known = np.zeros(n * n, dtype=bool)
+        known[keys] = True
         lengths = np.zeros(n * n, dtype=np.int64)
-        paths: list[tuple[int, list[int]]] = []
-        for (first, last), links in self._switch_routes.items():
-            p = switch_index[first] * n + switch_index[last]
-            known[p] = True
-            rs = list(dict.fromkeys(link_resource[l] for l in links))  # a set, as path_resources
-            lengths[p] = len(rs)
-            paths.append((p, rs))
+        lengths[keys] = sizes
         offsets = np.zeros(n * n + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        resources = np.zeros(int(offsets[-1]), dtype=np.int64)
-        for p, rs in paths:
-            resources[offsets[p]:offsets[p + 1]] = rs
+        # Reorder the paths from the order they were found in into the order of their pairs.
+        found_at = np.zeros(n * n, dtype=np.int64)
+        found_at[keys] = np.cumsum(sizes) - sizes
+        pair = np.repeat(np.arange(n * n), lengths)
+        resources = flat[found_at[pair] + np.arange(len(flat)) - offsets[:-1][pair]]
         return RouteTable(
             hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
             up_resource=column(self._up, lambda h: link_resource[self._up[h]]),

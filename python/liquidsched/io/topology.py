@@ -37,7 +37,7 @@ from typing import Any
 from ..errors import TopologyError
 import dataclasses
 
-from ..network import HOST, SWITCH, Link, Network, Node
+from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths, NextHop, ShortestPath
 from .fields import (
     Fields,
@@ -141,8 +141,8 @@ def _build_network(doc: Any) -> Network:
 def read_slots(value: object, where: str, error: type[Exception]) -> int:
     """A whole number of slots, at least 1."""
     slots = read_count(value, where, error)
-    if slots < 1:
-        raise error(f"{where}: expected a whole number of slots of at least 1, got {slots}")
+    if not 1 <= slots <= MAX_SLOTS:
+        raise error(f"{where}: expected a whole number of slots from 1 to {MAX_SLOTS:,}, got {slots}")
     return slots
 
 
