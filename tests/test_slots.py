@@ -144,7 +144,8 @@ def test_slots_set_on_cables_links_and_pairs_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda d: d["cables"][4].update(slots=0), "cables[4].slots: expected a whole number of slots of at least 1"),
+    (lambda d: d["cables"][4].update(slots=0), "cables[4].slots: expected a whole number of slots from 1 to"),
+    (lambda d: d["cables"][4].update(slots=2**31), "cables[4].slots: expected a whole number of slots from 1 to"),
     (lambda d: d["links"][0].update(slots=1.5), "links[0].slots: expected a non-negative whole number"),
     (lambda d: d["shared_duplex"][0].update(slots=True), "shared_duplex[0].slots"),
     (lambda d: d["links"][1].update(slots=2) or d["shared_duplex"].append(["s1>s3", "s3>s1"]),
