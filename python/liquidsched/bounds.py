@@ -256,11 +256,10 @@ class _Tally:
         if not len(keys):
             return
         if self.dense is not None:
-            # Float weights are counts of transfers: whole numbers far below 2**53, so exact.
-            self.dense += np.rint(np.bincount(keys, weights, minlength=self.space)).astype(np.int64)
+            self.dense += _counts(np.bincount(keys, weights, minlength=self.space))
             return
         unique, inverse = np.unique(keys, return_inverse=True)
-        self.parts.append((unique, np.rint(np.bincount(inverse, weights)).astype(np.int64)))
+        self.parts.append((unique.astype(np.int64), _counts(np.bincount(inverse, weights))))
 
     def items(self) -> tuple[np.ndarray, np.ndarray]:
         """The keys counted at least once, increasing, and their counts."""
@@ -272,7 +271,13 @@ class _Tally:
         keys = np.concatenate([k for k, _ in self.parts])
         counts = np.concatenate([c for _, c in self.parts])
         unique, inverse = np.unique(keys, return_inverse=True)
-        return unique, np.rint(np.bincount(inverse, counts.astype(np.float64))).astype(np.int64)
+        return unique, _counts(np.bincount(inverse, counts.astype(np.float64)))
+
+
+def _counts(summed: np.ndarray) -> np.ndarray:
+    """Sums of counts as integers. Summed as floats (with weights), they are whole numbers of
+    transfers far below 2**53, so exact."""
+    return summed if summed.dtype == np.int64 else np.rint(summed).astype(np.int64)
 
 
 def resource_usage(net: Network, traffic: Traffic) -> dict[int, dict[tuple[int, int], int]]:
@@ -304,13 +309,18 @@ def resource_usage(net: Network, traffic: Traffic) -> dict[int, dict[tuple[int, 
                       * len(ends.size_values) + (0 if size is None else size[apart]))
             src, dst, pair = src[composed], dst[composed], pair[composed]
             size = None if size is None else size[composed]
+        same = src == dst
+        if classes == 1:  # one size and one slot rate: the hosts and pairs are the keys
+            up.add(src)
+            down.add(dst)
+            pairs.add(pair)
+            itself.add(src[same])
+            continue
         cls = ends.class_of(src, dst, pair, size)
         up.add(ends.host_key[src] + cls)
         down.add(ends.host_key[dst] + cls)
         pairs.add(pair * classes + cls)
-        same = src == dst
-        if same.any():
-            itself.add(ends.host_key[src[same]] + (cls if np.ndim(cls) == 0 else cls[same]))
+        itself.add(ends.host_key[src[same]] + cls[same])
     usage: dict[int, dict[tuple[int, int], int]] = {}
     ends.add_hosts(usage, up, ends.up_resource)
     ends.add_hosts(usage, down, ends.down_resource)
@@ -353,11 +363,8 @@ class _Ends:
         self.all_composed = bool(homes_up.min() >= 0 and homes_down.min() >= 0
                                  and table.pair_known[(homes_up[:, None] * n + homes_down).ravel()].all())
 
-    def class_of(self, src: np.ndarray, dst: np.ndarray, pair: np.ndarray, size: np.ndarray | None) -> np.ndarray | int:
-        """Each transfer's class, ``size index × rates + rank of its slot rate`` (0 for all
-        when there is one size and one rate)."""
-        if self.classes == 1:
-            return 0
+    def class_of(self, src: np.ndarray, dst: np.ndarray, pair: np.ndarray, size: np.ndarray | None) -> np.ndarray:
+        """Each transfer's class, ``size index × rates + rank of its slot rate``."""
         rate = np.minimum(np.minimum(self.up_rank[src], self.down_rank[dst]), self.pair_rank[pair])
         return rate if size is None else size * self.n_rates + rate
 
