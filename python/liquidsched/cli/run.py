@@ -1,4 +1,17 @@
-"""``liquidsched run`` and ``liquidsched netem up|down|status``: executing schedules for real."""
+"""``liquidsched run`` and ``liquidsched netem up|down|status``: executing schedules for real.
+
+``run`` refuses an invalid schedule (as ``check`` finds it) unless ``--force``, and a run whose
+ranks cannot fit in this machine's memory, before launching anything. Its report says on which
+network the ranks ran (:data:`liquidsched.execute.NETWORKS`): ``emulated`` (``--emulate`` or
+``--prefix``), ``declared`` (``--on-modelled-network``: the user vouches that the ranks run on
+the modelled network, e.g. a cluster whose host file puts rank r on the machine of host r;
+``--mpiexec-args`` alone does not say so, since a host file does not tell which network joins
+the machines), ``undeclared`` (``--mpiexec-args`` without that declaration) or ``local`` (this
+machine, through shared memory). Only on the first two is the ratio to the liquid throughput
+shown; elsewhere the table says it is not comparable and the JSON's ``ratio_to_bound`` is null.
+Self transfers are local copies in execution, so the throughput, the bound and the prediction
+count only the transfers that cross the network, and the report says how many were copies.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +22,7 @@ from typing import Any, Iterator
 from rich.table import Table
 
 from ..errors import InputError
-from ..execute import MODES, PREDICTION_OF_MODE, ExchangeResult, run_exchange
+from ..execute import MODES, PREDICTION_OF_MODE, ExchangeFailedError, ExchangeResult, run_exchange
 from ..io.files import write_document
 from ..schedule import Schedule
 from .common import add_schedule_options, command_help, err, mbps, out, print_json, schedule_from_args
@@ -26,11 +39,39 @@ def _modes(text: str) -> list[str]:
     return modes
 
 
-def predictions(schedule: Schedule, modes: list[str]) -> dict[str, float]:
-    """The simulator's ratio to the liquid throughput for each mode."""
+def predictions(schedule: Schedule, modes: list[str]) -> dict[str, float | None]:
+    """The simulator's ratio to the liquid throughput for each mode, of the transfers that
+    cross the network (self transfers are local copies in execution); None when none does."""
+    from ..execute import network_schedule
     from ..simulate import simulate
 
-    return {mode: simulate(schedule, *PREDICTION_OF_MODE[mode]).ratio_to_bound for mode in modes}
+    from ..errors import LiquidschedError
+
+    crossing = network_schedule(schedule)
+    predicted: dict[str, float | None] = {}
+    for mode in modes:
+        try:
+            predicted[mode] = None if crossing is None else simulate(crossing, *PREDICTION_OF_MODE[mode]).ratio_to_bound
+        except LiquidschedError:
+            predicted[mode] = None  # an invalid schedule run with --force: no model applies
+    return predicted
+
+
+def checked_schedule(schedule: Schedule, force: bool, where: str) -> list[str]:
+    """The violations of ``schedule`` (one line each, as ``check`` prints them); an invalid
+    schedule is refused, with every violation on the error stream, unless ``force``."""
+    from ..validation import validate
+
+    violations = [v.message for v in validate(schedule)]
+    if violations:
+        err.print(f"{where}: invalid, {len(violations)} violation(s):", markup=False)
+        for v in violations:
+            err.print(f"  {v}", markup=False)
+        if not force:
+            raise InputError(f"{where}: the schedule is invalid (liquidsched check lists the same); "
+                             "--force runs it anyway")
+        err.print("running it anyway (--force): the report marks it invalid", markup=False)
+    return violations
 
 
 @contextlib.contextmanager
@@ -54,36 +95,82 @@ def emulated_hosts(schedule: Schedule, emulate: bool, prefix: str | None) -> Ite
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ..execute import check_memory, exchange_plan
+
+    if args.on_modelled_network and (args.emulate or args.prefix):
+        raise InputError("--on-modelled-network declares a network other than an emulated one; "
+                         "it cannot be given with --emulate or --prefix")
     schedule = schedule_from_args(args)
+    violations = checked_schedule(schedule, args.force, args.schedule or "the schedule")
+    mpiexec_args = args.mpiexec_args.split() if args.mpiexec_args else ()
+    if not (args.on_modelled_network or mpiexec_args):
+        # Every rank runs here: refuse what cannot fit before building or launching anything.
+        check_memory(exchange_plan(schedule))
+    title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
+             f"({schedule.length} frames)")
+    validity = {"schedule_valid": not violations, "violations": violations}
     with emulated_hosts(schedule, args.emulate, args.prefix) as namespace:
         if namespace is not None:
             err.print(f"emulated network up: {len(namespace)} namespaces")
         err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers: "
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {args.repeats} timed runs each")
-        result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
-                              mpiexec_args=args.mpiexec_args.split() if args.mpiexec_args else ())
-    predicted = predictions(schedule, args.modes)
-    report = result.to_dict() | {"predicted_ratio_to_bound": predicted,
-                                 "emulated": namespace is not None}
+        try:
+            result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
+                                  mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network)
+        except ExchangeFailedError as e:
+            if e.partial is not None:
+                report_result(args, e.partial, schedule, title, validity | {"failed": str(e)})
+            raise
+    return report_result(args, result, schedule, title, validity)
+
+
+def report_result(args: argparse.Namespace, result: ExchangeResult, schedule: Schedule, title: str,
+                  extra: dict[str, Any]) -> int:
+    """Write and print the report of ``result``; the exit status (1 when bytes were wrong)."""
+    modes = [m.mode for m in result.modes]
+    predicted = predictions(schedule, modes)
+    report = result.to_dict() | extra | {"predicted_ratio_to_bound": predicted,
+                                         "emulated": result.network == "emulated"}
     if args.output:
         write_document(report, args.output)
     if args.json:
         print_json(report)
-        return 0
-    out.print(result_table(result, predicted, f"{schedule.network.name}: {schedule.traffic.name}, "
-                                              f"{schedule.info.algorithm} ({schedule.length} frames)", mbps))
+    else:
+        out.print(result_table(result, predicted, title, mbps))
+        for line in report_notes(result, extra):
+            out.print(line, markup=False)
     return 0 if all(m.verified is not False for m in result.modes) else 1
 
 
-def result_table(result: ExchangeResult, predicted: dict[str, float], title: str, mbps: Any) -> Table:
-    """One row per mode: runs, median and spread, throughput, ratio to the bound, prediction."""
+def report_notes(result: ExchangeResult, extra: dict[str, Any]) -> list[str]:
+    """The lines under the table: the network, the self transfers, an invalid schedule."""
+    from ..execute import NETWORKS
+
+    notes = [f"network: {NETWORKS[result.network]}"]
+    if not result.comparable:
+        notes.append("  not compared with the liquid throughput, which is the modelled network's "
+                     "(--emulate runs on an emulated one; --on-modelled-network declares a real one)")
+    selfs = result.info.get("self_transfers", {})
+    if selfs.get("count"):
+        notes.append(f"self transfers: {selfs['count']} ({selfs['bytes']:,} bytes) were local copies; throughput, "
+                     "liquid throughput and prediction count only the transfers that cross the network")
+    if not extra.get("schedule_valid", True):
+        notes.append(f"schedule: INVALID ({len(extra['violations'])} violation(s)), run with --force")
+    return notes
+
+
+def result_table(result: ExchangeResult, predicted: dict[str, float | None], title: str, mbps: Any) -> Table:
+    """One row per mode: runs, median and spread, throughput, ratio to the bound (only when
+    measured on the modelled network), prediction."""
     table = Table("mode", "runs", "median", "min – max", "throughput", "of liquid", "predicted", "bytes",
-                  title=title)
+                  title=title, caption=f"network: {result.network}")
     for m in result.modes:
         check = {True: "exact", False: "WRONG", None: "not checked"}[m.verified]
+        ratio = f"{m.ratio_to_bound:.1%}" if m.comparable else "n/a"
+        guess = predicted.get(m.mode)
         table.add_row(m.mode, str(len(m.times_s)), f"{m.median_s * 1e3:.2f} ms",
                       f"{min(m.times_s) * 1e3:.2f} – {max(m.times_s) * 1e3:.2f} ms", mbps(m.throughput_Bps),
-                      f"{m.ratio_to_bound:.1%}", f"{predicted[m.mode]:.1%}", check)
+                      ratio, "—" if guess is None else f"{guess:.1%}", check)
     return table
 
 
@@ -159,6 +246,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without "
                                     "--emulate, run in the network 'netem up' built with it")
     p.add_argument("--mpiexec-args", metavar="'ARGS'", help="further mpiexec arguments, e.g. '-f hostfile'")
+    p.add_argument("--on-modelled-network", action="store_true",
+                   help="declare that the ranks run on the modelled network (a cluster, with its host file in "
+                        "--mpiexec-args): only then, or emulated, is the ratio to the liquid throughput shown")
+    p.add_argument("--force", action="store_true", help="run a schedule that check finds invalid (the report says so)")
     p.add_argument("--output", metavar="RESULTS.json", help="write the measurements (- for standard output)")
     p.set_defaults(run=cmd_run)
 

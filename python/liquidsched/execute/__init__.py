@@ -13,12 +13,28 @@ Every run can check every received byte. Inside an emulated network
 (:mod:`liquidsched.emulate`), each rank runs in its host's namespace and MPICH is told to use TCP
 between them (``MPIR_CVAR_NOLOCAL=1``, ``MPIR_CVAR_CH4_NETMOD=ofi``, ``FI_PROVIDER=tcp``): without
 that it would silently use shared memory.
+
+Every result says on which network it was measured (:data:`NETWORKS`): the emulated network,
+the modelled network as the user declares it (a cluster run with its host file), or somewhere
+else (by default: this machine, where the ranks talk through shared memory). Only on the first
+two is a ratio to the model's liquid throughput a measurement of the model; elsewhere the
+ratio is left out.
+
+A transfer from a host to itself is a local copy in execution, whatever the model says (on the
+Swiss-T1 a host sends to itself through its switch). So the measured throughput counts only
+the bytes that cross the network and is compared with the liquid throughput of those transfers
+alone (:func:`network_schedule`); the result says how many self transfers were local copies.
+
+Before launching, a run whose ranks all run here is refused when their buffers cannot fit in
+the available memory (:mod:`.memory`). A run that fails keeps the modes it measured before
+(:class:`ExchangeFailedError`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -31,7 +47,9 @@ from typing import Any, Mapping, Sequence
 
 from ..bounds import compute_bound
 from ..errors import BackendError, InputError
-from ..schedule import Schedule
+from ..schedule import Piece, Schedule
+from ..traffic import Traffic
+from .memory import InsufficientMemoryError, MemoryEstimate, check_memory, memory_estimate
 from .plan import MODES, ExchangePlan, exchange_plan
 
 #: The simulator's prediction beside each execution mode: (model, policy).
@@ -41,6 +59,25 @@ PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("cir
 #: Environment that makes MPICH ranks in different network namespaces talk over TCP.
 NAMESPACE_ENV = {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
 
+#: Where the ranks of a run talk to each other, and what that means for the measurement.
+NETWORKS = {
+    "emulated": "the emulated network (namespaces, shaped veth links)",
+    "declared": "the modelled network, as declared by the user",
+    "local": "local, not the modelled network: the ranks talk through this machine's memory",
+    "undeclared": "where mpiexec placed the ranks, not declared to be the modelled network",
+}
+#: The networks on which a ratio to the model's liquid throughput is a measurement of the model.
+COMPARABLE_NETWORKS = ("emulated", "declared")
+
+
+class ExchangeFailedError(BackendError):
+    """The MPI run failed; ``partial`` holds the modes measured before the failure (None when
+    there were none)."""
+
+    def __init__(self, message: str, partial: ExchangeResult | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
 
 @dataclass
 class ModeResult:
@@ -49,8 +86,12 @@ class ModeResult:
     mode: str
     times_s: list[float]
     verified: bool | None
-    total_bytes: int
-    liquid_throughput_Bps: float
+    #: the bytes that crossed the network: the traffic's, less its self transfers
+    network_bytes: int
+    #: the liquid throughput of the transfers that cross the network (None: there are none)
+    liquid_throughput_Bps: float | None
+    #: measured on the modelled network (emulated or declared), so that the ratio is meaningful
+    comparable: bool = True
 
     @property
     def median_s(self) -> float:
@@ -58,31 +99,80 @@ class ModeResult:
 
     @property
     def throughput_Bps(self) -> float:
-        return self.total_bytes / self.median_s
+        return self.network_bytes / self.median_s
 
     @property
     def ratio_to_bound(self) -> float:
+        """Throughput over the liquid throughput, whatever the network (see :attr:`comparable`)."""
+        if not self.liquid_throughput_Bps:
+            return float("nan")
         return self.throughput_Bps / self.liquid_throughput_Bps
 
     def to_dict(self) -> dict[str, Any]:
+        """The runs; ``ratio_to_bound`` is None when the network was not the modelled one."""
+        ratio = self.ratio_to_bound if self.comparable and self.liquid_throughput_Bps else None
         return {"mode": self.mode, "times_s": self.times_s, "median_s": self.median_s,
                 "min_s": min(self.times_s), "max_s": max(self.times_s), "throughput_Bps": self.throughput_Bps,
-                "ratio_to_bound": self.ratio_to_bound, "verified": self.verified}
+                "ratio_to_bound": ratio, "verified": self.verified}
 
 
 @dataclass
 class ExchangeResult:
-    """What an execution measured, mode by mode."""
+    """What an execution measured, mode by mode, and on which network (:data:`NETWORKS`)."""
 
     schedule_algorithm: str
     hosts: list[str]
     modes: list[ModeResult]
     mpi_library: str = ""
+    network: str = "local"
     info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def comparable(self) -> bool:
+        """Whether the ratios to the liquid throughput measure the modelled network."""
+        return self.network in COMPARABLE_NETWORKS
 
     def to_dict(self) -> dict[str, Any]:
         return {"algorithm": self.schedule_algorithm, "hosts": self.hosts, "mpi_library": self.mpi_library,
-                "modes": [m.to_dict() for m in self.modes], **self.info}
+                "network": self.network, "network_note": NETWORKS[self.network],
+                "comparable_to_bound": self.comparable, "modes": [m.to_dict() for m in self.modes], **self.info}
+
+
+def network_schedule(schedule: Schedule) -> Schedule | None:
+    """``schedule`` without its self transfers (and the frames they leave empty): what crosses
+    the network in execution, where a transfer from a host to itself is a local copy. None when
+    no transfer crosses it.
+
+    Examples
+    --------
+    >>> from liquidsched import build_topology, plan, half_all_to_all
+    >>> net = build_topology("swiss-t1:allocation=1/1/0/0/0/0/0/0")
+    >>> s = plan(net, half_all_to_all(net), "round-robin")
+    >>> len(s.traffic), len(network_schedule(s).traffic)
+    (4, 2)
+    """
+    traffic = schedule.traffic
+    keep = [i for i, t in enumerate(traffic) if t.src != t.dst]
+    if len(keep) == len(traffic):
+        return schedule
+    if not keep:
+        return None
+    crossing = Traffic([traffic[i] for i in keep], traffic.name)
+    names = traffic.names
+    rename = {names[i]: crossing.names[k] for k, i in enumerate(keep)}
+    frames = [[Piece(rename[p.transfer], p.bytes) for p in f if p.transfer in rename] for f in schedule.frames]
+    return Schedule(schedule.network, crossing, [f for f in frames if f], schedule.info)
+
+
+def network_kind(namespaces: Mapping[str, str] | None, declared: bool, mpiexec_args: Sequence[str]) -> str:
+    """The key of :data:`NETWORKS` for a run: ``emulated`` with namespaces, ``declared`` when the
+    user says the ranks run on the modelled network, ``undeclared`` when mpiexec arguments place
+    them without that declaration, ``local`` otherwise."""
+    if namespaces is not None:
+        return "emulated"
+    if declared:
+        return "declared"
+    return "undeclared" if mpiexec_args else "local"
 
 
 def find_mpiexec() -> str:
@@ -114,7 +204,8 @@ def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = Non
 
 def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int = 5, warmup: int = 1,
                  verify: bool = True, namespaces: Mapping[str, str] | None = None, seed: int = 0,
-                 timeout_s: float = 600.0, mpiexec_args: Sequence[str] = ()) -> ExchangeResult:
+                 timeout_s: float = 600.0, mpiexec_args: Sequence[str] = (),
+                 on_modelled_network: bool = False) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
     Parameters
@@ -131,20 +222,33 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
     mpiexec_args
         Further ``mpiexec`` arguments (on a cluster, its host file: rank ``r`` must land on the
         machine that plays host ``r``, the traffic's hosts being taken in network order).
+    on_modelled_network
+        The user's declaration that the ranks run on the modelled network (without namespaces):
+        the result then compares with the model's bound (``network`` ``declared``).
 
     Raises
     ------
+    InsufficientMemoryError
+        when every rank runs here (no ``mpiexec_args``, nothing declared) and their buffers do
+        not fit in the available memory; checked before launching.
+    ExchangeFailedError
+        if the run fails: one line naming what failed, and the modes measured before.
     BackendError
-        if MPI is missing or the run fails (with the last line the ranks printed).
+        if MPI is missing.
     """
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise InputError(f"unknown mode {bad[0] if bad else '(none)'!r} (modes: {', '.join(MODES)})")
     if repeats < 1 or warmup < 0:
         raise InputError(f"need repeats >= 1 and warmup >= 0, got {repeats}, {warmup}")
+    if namespaces is not None and on_modelled_network:
+        raise InputError("an emulated run is on the emulated network, not declared to be on the modelled one")
     plan = exchange_plan(schedule)
     if plan.size < 2:
         raise InputError("an exchange needs at least two hosts")
+    network = network_kind(namespaces, on_modelled_network, mpiexec_args)
+    if network in ("local", "emulated"):
+        check_memory(plan)
     with tempfile.TemporaryDirectory(prefix="liquidsched-run-") as tmp:
         os.chmod(tmp, 0o755)
         sched_path, job_path, out_path = (str(Path(tmp) / n) for n in ("schedule.json", "job.json", "out.json"))
@@ -156,22 +260,68 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
         cmd = mpiexec_command(plan.size, job_path, ranks, extra_args=mpiexec_args)
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+            failure = None if done.returncode == 0 else failure_line(done.stderr + done.stdout, done.returncode)
         except subprocess.TimeoutExpired:
-            raise BackendError(f"the MPI run did not finish within {timeout_s:g} s") from None
-        if done.returncode != 0 or not Path(out_path).exists():
-            lines = (done.stderr + done.stdout).strip().splitlines() or ["(no message)"]
-            raise BackendError(f"the MPI run failed (exit {done.returncode}): {lines[-1]}")
-        raw = json.loads(Path(out_path).read_text(encoding="utf-8"))
-    return _result(schedule, plan, raw)
+            failure = f"did not finish within {timeout_s:g} s"
+        raw = json.loads(Path(out_path).read_text(encoding="utf-8")) if Path(out_path).exists() else None
+    if failure is None and (raw is None or raw.get("running")):
+        failure = "ended without writing its results"
+    if failure is not None:
+        partial = _result(schedule, plan, raw, network) if raw and raw["modes"] else None
+        where = f" in mode {raw['running']}" if raw and raw.get("running") else ""
+        kept = f" ({', '.join(raw['modes'])} measured before)" if partial else ""
+        raise ExchangeFailedError(f"the MPI run failed{where}: {failure}{kept}", partial)
+    return _result(schedule, plan, raw, network)
 
 
-def _result(schedule: Schedule, plan: ExchangePlan, raw: dict) -> ExchangeResult:
+#: What MPICH and the ranks print when a run fails, most telling first: a fatal MPI error, a
+#: Python exception in a rank, a rank killed by a signal.
+_FAILURE_PATTERNS = (
+    (re.compile(r"(Fatal error in \S+: [^,\n]*)"), "{0}"),
+    (re.compile(r"^(\w+(?:Error|Exception)(?:: .*)?)$", re.M), "a rank raised {0}"),
+    (re.compile(r"KILLED BY SIGNAL: (9) \((\w+)\)"), "a rank was killed by signal {0} ({1}; out of memory?)"),
+    (re.compile(r"KILLED BY SIGNAL: (\d+) \(([^)]*)\)"), "a rank was killed by signal {0} ({1})"),
+    (re.compile(r"liquidsched worker: (.*)"), "{0}"),
+)
+
+
+def failure_line(output: str, returncode: int) -> str:
+    """One line naming why an MPI run failed, from what its ranks and ``mpiexec`` printed.
+
+    Examples
+    --------
+    >>> failure_line("=   RANK 2 PID 77 RUNNING AT x\\n=   KILLED BY SIGNAL: 9 (Killed)\\nsee the FAQ page", 9)
+    'a rank was killed by signal 9 (Killed; out of memory?) (exit 9)'
+    """
+    for pattern, form in _FAILURE_PATTERNS:
+        found = pattern.search(output)
+        if found:
+            return f"{form.format(*(g.strip() for g in found.groups()))} (exit {returncode})"
+    lines = [line.strip(" =") for line in output.splitlines() if line.strip(" =")]
+    return f"{lines[-1] if lines else '(no message)'} (exit {returncode})"
+
+
+def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str) -> ExchangeResult:
     traffic = schedule.traffic
-    bound = float(Fraction(compute_bound(schedule.network, traffic).liquid_throughput_Bps))
-    modes = [ModeResult(mode, r["times_s"], r["verified"], traffic.total_bytes, bound)
+    crossing = network_schedule(schedule)
+    bound = None if crossing is None else float(Fraction(compute_bound(schedule.network,
+                                                                        crossing.traffic).liquid_throughput_Bps))
+    network_bytes = 0 if crossing is None else crossing.traffic.total_bytes
+    comparable = network in COMPARABLE_NETWORKS and bound is not None
+    modes = [ModeResult(mode, r["times_s"], r["verified"], network_bytes, bound, comparable)
              for mode, r in raw["modes"].items()]
-    return ExchangeResult(schedule.info.algorithm, plan.hosts, modes, raw.get("mpi_library", ""))
+    selfs = [t for t in traffic if t.src == t.dst]
+    estimate = memory_estimate(plan)
+    info = {"liquid_throughput_Bps": bound, "network_bytes": network_bytes,
+            "self_transfers": {"count": len(selfs), "bytes": sum(t.size_bytes for t in selfs),
+                               "executed_as": "local copies, left out of the throughput and the bound"},
+            "memory_estimate_bytes": estimate.total_bytes}
+    if raw.get("max_rss_bytes"):
+        info["max_rss_bytes"] = raw["max_rss_bytes"]
+    return ExchangeResult(schedule.info.algorithm, plan.hosts, modes, raw.get("mpi_library", ""), network, info)
 
 
-__all__ = ["MODES", "NAMESPACE_ENV", "PREDICTION_OF_MODE", "ExchangeResult", "ModeResult", "exchange_plan", "find_mpiexec",
-           "mpiexec_command", "run_exchange"]
+__all__ = ["COMPARABLE_NETWORKS", "MODES", "NAMESPACE_ENV", "NETWORKS", "PREDICTION_OF_MODE", "ExchangeFailedError",
+           "ExchangeResult", "InsufficientMemoryError", "MemoryEstimate", "ModeResult", "check_memory", "exchange_plan",
+           "failure_line", "find_mpiexec", "memory_estimate", "mpiexec_command", "network_kind", "network_schedule",
+           "run_exchange"]

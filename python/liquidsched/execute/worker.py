@@ -1,7 +1,8 @@
 """The program every MPI rank runs: ``python -m liquidsched.execute.worker JOB.json``.
 
 The job names the schedule file, the modes, warm-up and timed runs, and where rank 0 writes the
-results. Every rank builds the same :class:`~liquidsched.execute.plan.ExchangePlan` from the
+results (after each mode, with the mode under way, so that a failed run keeps what it
+measured). Every rank builds the same :class:`~liquidsched.execute.plan.ExchangePlan` from the
 schedule file, fills its send buffer with each transfer's pattern and, for every run, exchanges
 and (optionally) checks every received byte.
 """
@@ -9,6 +10,7 @@ and (optionally) checks every received byte.
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -170,12 +172,16 @@ def main() -> None:
             sys.stderr.write(f"liquidsched worker: {comm.Get_size()} ranks for {plan.size} hosts\n")
         comm.Abort(2)
     ex = RankExchange(comm, plan, job.get("seed", 0))
-    started = time.time()
-    results = {mode: timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"]) for mode in job["modes"]}
+    out = {"hosts": plan.hosts, "ranks": comm.Get_size(), "modes": {},
+           "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "started": time.time()}
+    for mode in job["modes"]:
+        if comm.Get_rank() == 0:
+            write_atomic(job["output"], json.dumps(out | {"running": mode}, indent=2))
+        out["modes"][mode] = timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"])
+    # Peak resident memory of every rank (kB on Linux), to keep the memory estimate honest.
+    rss = comm.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, root=0)
     if comm.Get_rank() == 0:
-        out = {"hosts": plan.hosts, "ranks": comm.Get_size(), "modes": results,
-               "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "started": started}
-        write_atomic(job["output"], json.dumps(out, indent=2))
+        write_atomic(job["output"], json.dumps(out | {"max_rss_bytes": rss}, indent=2))
 
 
 if __name__ == "__main__":
