@@ -291,7 +291,7 @@ class Traffic:
 # -- columns -------------------------------------------------------------------------------------
 
 #: Transfers a column-wise check looks at together: bounds the memory of its temporaries.
-CHUNK = 1 << 22
+CHUNK = 1 << 20
 
 
 def _index_dtype(n: int) -> type:
