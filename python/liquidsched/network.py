@@ -367,6 +367,9 @@ class Network:
         return self._switch_routes[key]
 
     def _route(self, src: str, dst: str) -> tuple[str, ...]:
+        """The links from host ``src`` to host ``dst``. A composed route is made on demand from
+        its switch path, checked once for every host pair that uses it (see
+        :func:`liquidsched.routing.check_switch_path`); the others are checked once and kept."""
         key = (src, dst)
         if key in self._routes:
             return self._routes[key]
