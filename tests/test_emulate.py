@@ -14,10 +14,10 @@ import sys
 import pytest
 
 from liquidsched import TopologyError, build_topology, plan
-from liquidsched.emulate import (Emulation, down, existing, link_counters, plan_emulation, send_bytes,
-                                 single_flow_check, wait_for)
+from liquidsched.emulate import (Emulation, arrivals, down, existing, fastest_window, link_counters, plan_emulation,
+                                 send_bytes, single_flow_check, wait_for)
 from liquidsched.execute import MODES, run_exchange
-from liquidsched.traffic import all_to_all
+from liquidsched.traffic import all_to_all, half_all_to_all
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None,
                                 reason="needs root and iproute2")
@@ -81,6 +81,40 @@ def test_down_removes_everything_and_a_single_flow_reaches_its_rate():
         assert int(share.stdout) == 125_000
     assert existing(PREFIX) == []
     assert down(PREFIX) == 0
+
+
+#: How much faster than its rate a shaped link may carry a flow over 10 ms: its tbf burst is
+#: 0.4 ms of traffic (4 %), and a window may end just after a whole frame.
+RATE_TOLERANCE = 0.05
+
+
+@needs_root
+def test_a_shaped_link_honours_its_rate_over_every_10ms_window():
+    net = build_topology("crossbar:n=2,capacity_Bps=100Mbit/s")
+    capacity = net.links["x>h2"].capacity_Bps
+    with Emulation(net, PREFIX) as emu:
+        # A fresh flow finds the token bucket full: a transfer whose time at the link's rate is
+        # 10 ms still takes 10 ms from its first packet's arrival to its last.
+        short = arrivals(emu, "h1", "h2", int(capacity * 0.01))
+        long = arrivals(emu, "h1", "h2", int(capacity * 0.2))
+    after_first = sum(b for _, b in short[1:])
+    assert after_first / (short[-1][0] - short[0][0]) <= (1 + RATE_TOLERANCE) * capacity
+    fastest = fastest_window(long, 0.01)
+    assert 0.9 * capacity < fastest <= (1 + RATE_TOLERANCE) * capacity, fastest / capacity
+    assert existing(PREFIX) == []
+
+
+@needs_root
+def test_self_transfers_on_an_emulated_network_measure_at_most_the_bound():
+    """On the Swiss-T1 a host sends to itself through its switch in the model, but MPI copies
+    locally: the run compares with the bound of the transfers that cross the network."""
+    net = build_topology("swiss-t1:allocation=1/1/0/0/0/0/0/0,capacity_Bps=100Mbit/s")
+    schedule = plan(net, half_all_to_all(net, size_bytes=1_000_000), "liquid")
+    with Emulation(net, PREFIX) as emu:
+        result = run_exchange(schedule, ["frames", "all-at-once"], repeats=2, warmup=1, namespaces=emu.namespace)
+    assert result.network == "emulated" and result.info["self_transfers"]["count"] == 2
+    for m in result.modes:
+        assert m.comparable and 0.5 < m.ratio_to_bound <= 1 + RATE_TOLERANCE, (m.mode, m.ratio_to_bound)
 
 
 @needs_root

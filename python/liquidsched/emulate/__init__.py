@@ -4,7 +4,9 @@ Every node of a :class:`~liquidsched.network.Network` becomes a network namespac
 ``PREFIX-nI`` (I its index): hosts run processes there, switches forward. Every pair of
 connected nodes gets one veth pair ``vK`` (one interface in each namespace); each directed link
 of the model shapes the egress of its end with ``tbf`` at its capacity (under a ``netem`` delay
-when it has a latency). Capacities are rates of message bytes, as everywhere in liquidsched, and
+when it has a latency), with a burst of 0.4 ms of traffic, so that a link never runs more than
+about 4 % above its rate over any 10 ms, and a GSO size per cable that the burst passes whole
+(:mod:`.shaping`). Capacities are rates of message bytes, as everywhere in liquidsched, and
 ``tbf`` counts frames with their headers, so the shaped rate is the capacity times
 :data:`WIRE_BYTES_PER_PAYLOAD`: a full-size TCP segment carries the capacity in payload. A host's
 TCP keeps less data queued below it than its link's queue holds (``tcp_limit_output_bytes``), as

@@ -16,7 +16,7 @@ from ..errors import BackendError
 from ..io.topology import topology_from_dict
 from ..network import Network
 from .addressing import DEFAULT_PREFIX, EmulationPlan, check_prefix, plan_emulation
-from .shaping import host_queue_share, qdisc_commands
+from .shaping import gso_max_size, host_queue_share, qdisc_commands
 
 STATE_DIR = Path("/run/liquidsched")
 
@@ -65,7 +65,8 @@ def _build(plan: EmulationPlan) -> None:
         # A host with one cable holds its address there, where MPI looks for it; switches and
         # multi-homed hosts on the loopback interface (neighbours still resolve it by ARP).
         home = mine[0] if len(mine) == 1 and not net.is_switch(node) else "lo"
-        lines = ["link set lo up", *(f"link set {c} up" for c in mine), f"addr add {plan.address[node]}/32 dev {home}"]
+        lines = ["link set lo up", *(f"link set {c} gso_max_size {_cable_gso(plan, c)}" for c in mine),
+                 *(f"link set {c} up" for c in mine), f"addr add {plan.address[node]}/32 dev {home}"]
         src = f" src {plan.address[node]}" if not net.is_switch(node) else ""
         for dst, (cable, nxt) in plan.routes[node].items():
             lines.append(f"route add {dst}/32 via {plan.address[nxt]} dev {cable} onlink{src}")
@@ -87,6 +88,13 @@ def _build(plan: EmulationPlan) -> None:
                 by_ns.setdefault(ns, []).extend(qdisc_commands(iface, link.capacity_Bps, link.latency_s))
     for ns, lines in by_ns.items():
         run_command(["tc", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n")
+
+
+def _cable_gso(plan: EmulationPlan, name: str) -> int:
+    """The GSO size of cable ``name``: what its slower shaped direction's burst passes whole."""
+    cable = next(c for c in plan.cables if c.name == name)
+    caps = [plan.network.links[lid].capacity_Bps for lid in (cable.a_to_b, cable.b_to_a) if lid is not None]
+    return gso_max_size(min(caps)) if caps else 65536
 
 
 def existing(prefix: str) -> list[str]:
