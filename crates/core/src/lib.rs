@@ -5,7 +5,9 @@
 
 pub mod coloring;
 pub mod error;
+pub mod kpbs;
 pub mod liquid;
+pub mod matching;
 pub mod rational;
 pub mod simulate;
 pub mod slots;
