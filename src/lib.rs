@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use liquidsched_core::CoreError;
 
 mod coloring;
+mod kpbs;
 mod liquid;
 mod simulate;
 mod sweep;
@@ -33,6 +34,7 @@ pub(crate) fn to_py_err(py: Python<'_>, err: CoreError) -> PyErr {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     coloring::register(m)?;
+    kpbs::register(m)?;
     liquid::register(m)?;
     simulate::register(m)?;
     sweep::register(m)?;

@@ -26,6 +26,10 @@ def sweep_classes(
 def dsatur(
     paths: Sequence[Sequence[int]], resources: int, *, slots: Sequence[int] = ()
 ) -> list[list[int]]: ...
+def kpbs_peel(
+    n1: int, n2: int, edges: Sequence[tuple[int, int, int]], k: int, *, optimized: bool = False
+) -> tuple[list[tuple[int, list[tuple[int, int]]]], int, int]: ...
+def kpbs_lower_bound(n1: int, n2: int, edges: Sequence[tuple[int, int, int]], k: int) -> int: ...
 
 class RawLiquidResult(TypedDict):
     frames: list[list[int]]

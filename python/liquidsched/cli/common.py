@@ -101,9 +101,9 @@ def problem(args: argparse.Namespace):
     return net, make_traffic(net, spec, hosts, args.size or DEFAULT_SIZE_BYTES)
 
 
-def add_algorithm_options(p: argparse.ArgumentParser, default: str | None) -> None:
+def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overhead: bool = True) -> None:
     """``--algorithm`` and the options of some algorithms: ``--seed``, ``--time-limit``,
-    ``--node-limit``."""
+    ``--node-limit`` and, unless the command has its own, ``--overhead``."""
     from ..schedulers import SCHEDULERS
 
     shown = f" (default {default})" if default else ""
@@ -113,34 +113,40 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None) -> No
     p.add_argument("--time-limit", type=float, metavar="S",
                    help="liquid, cpsat: stop after S seconds with the best schedule found")
     p.add_argument("--node-limit", type=int, metavar="N", help="liquid: stop after N search nodes")
+    if overhead:
+        p.add_argument("--overhead", type=float, metavar="S",
+                       help="ggp, oggp: β, the cost of starting a step, in seconds (default 0)")
 
 
-#: Options that only some algorithms take: (flag, algorithms).
-ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",)), "time_limit": ("--time-limit", ("liquid", "cpsat")),
-                     "node_limit": ("--node-limit", ("liquid",))}
+#: Options that only some algorithms take: argument → (flag, algorithms, keyword of the algorithm).
+ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",), "seed"),
+                     "time_limit": ("--time-limit", ("liquid", "cpsat"), "time_limit"),
+                     "node_limit": ("--node-limit", ("liquid",), "node_limit"),
+                     "overhead": ("--overhead", ("ggp", "oggp"), "overhead_s")}
 
 
 def algorithm_options(args: argparse.Namespace, algorithm: str) -> dict[str, Any]:
     """The options given for ``algorithm``; one given to an algorithm that does not take it is
     an error."""
     options: dict[str, Any] = {}
-    for key, (flag, algorithms) in ALGORITHM_OPTIONS.items():
+    for key, (flag, algorithms, keyword) in ALGORITHM_OPTIONS.items():
         value = getattr(args, key, None)
-        if value is None:
+        if value is None or (key == "overhead" and getattr(args, "model_overhead", False)):
             continue
         if algorithm not in algorithms:
             raise InputError(f"{flag} applies to --algorithm {' or '.join(algorithms)}, not {algorithm}")
         if key != "seed" and not value >= 0:
             raise InputError(f"{flag}: must be non-negative, got {value}")
-        options[key] = value
+        options[keyword] = value
     return options
 
 
-def add_schedule_options(p: argparse.ArgumentParser) -> None:
-    """``--schedule FILE``, or the problem options with ``--algorithm``."""
+def add_schedule_options(p: argparse.ArgumentParser, overhead: bool = True) -> None:
+    """``--schedule FILE``, or the problem options with ``--algorithm`` (and ``--overhead``
+    unless the command has its own)."""
     p.add_argument("--schedule", metavar="SCHEDULE.json", help="a schedule file (from plan --output)")
     add_problem_options(p, topology_required=False)
-    add_algorithm_options(p, default=None)
+    add_algorithm_options(p, default=None, overhead=overhead)
 
 
 def schedule_from_args(args: argparse.Namespace):
@@ -152,7 +158,8 @@ def schedule_from_args(args: argparse.Namespace):
         given = [flag for flag, key in (("--topology", "topology"), ("--algorithm", "algorithm"),
                                         ("--alloc", "alloc"), ("--traffic", "traffic"), ("--size", "size"))
                  if getattr(args, key, None) is not None]
-        given += [flag for key, (flag, _) in ALGORITHM_OPTIONS.items() if getattr(args, key, None) is not None]
+        given += [flag for key, (flag, _, _) in ALGORITHM_OPTIONS.items()
+                  if getattr(args, key, None) is not None and not (key == "overhead" and getattr(args, "model_overhead", False))]
         if given:
             raise InputError(f"--schedule FILE already fixes the network, traffic and schedule; "
                              f"{', '.join(given)} cannot be given with it")
@@ -160,7 +167,11 @@ def schedule_from_args(args: argparse.Namespace):
     if not (args.topology and args.algorithm):
         raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
     net, traffic = problem(args)
-    return plan(net, traffic, args.algorithm, **algorithm_options(args, args.algorithm))
+    options = algorithm_options(args, args.algorithm)
+    if getattr(args, "model_overhead", False) and args.overhead and args.algorithm in ALGORITHM_OPTIONS["overhead"][1]:
+        # simulate's β is the model's and the step cost the scheduler minimises alike.
+        options["overhead_s"] = args.overhead
+    return plan(net, traffic, args.algorithm, **options)
 
 
 def check_outputs(args: argparse.Namespace) -> None:

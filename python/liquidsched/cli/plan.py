@@ -61,7 +61,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         plot_schedule(schedule, args.plot)
     if args.output:
         schedule.save(args.output)
-    summary = schedule.summary() | {"algorithm": algorithm, "algorithm_defaulted": args.algorithm is None}
+    summary = schedule.summary() | {"algorithm": algorithm, "algorithm_defaulted": args.algorithm is None,
+                                    "stats": schedule.info.stats}
     if args.json:
         print_json(summary)
         return 0
@@ -85,6 +86,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
         table.add_row("gap to the proven bound", f"{summary['gap']} frame{'s' if summary['gap'] > 1 else ''}")
     if summary["nodes_explored"] is not None:
         table.add_row("nodes explored", f"{summary['nodes_explored']:,}")
+    stats = schedule.info.stats
+    if "kpbs_lower_bound_s" in stats:
+        beta = schedule.info.parameters.get("overhead_s", 0.0)
+        table.add_row("step cost", f"{stats['cost_s'] * 1e3:.3f} ms: Σ (β + longest piece), β = {beta * 1e3:g} ms, "
+                      f"backbone {stats['backbone'] or '(none)'} with k = {stats['k']}")
+        table.add_row("KPBS lower bound", f"{stats['kpbs_lower_bound_s'] * 1e3:.3f} ms "
+                      f"(cost / bound {stats['cost_over_bound']:.3f})")
     if schedule.info.stats.get("stopped_by"):
         table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
     table.add_row("throughput (frames model)", mbps(summary["throughput_Bps"]))

@@ -77,7 +77,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     from ..simulate import BACKENDS, MODELS, POLICIES
 
     p = sub.add_parser("simulate", help=command_help("simulate"))
-    add_schedule_options(p)
+    add_schedule_options(p, overhead=False)
+    p.set_defaults(model_overhead=True)
     p.add_argument("--model", choices=MODELS,
                    help=f"the network model (default {DEFAULT_MODEL}: it follows the schedule frame by frame; "
                         "fluid when --policy or --backend simgrid is given)")
@@ -85,7 +86,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="fluid model: flows frame by frame behind a barrier (default), all at once "
                         "(the schedule's order ignored), or per sender in schedule order")
     p.add_argument("--overhead", type=float, metavar="S",
-                   help="β added to every frame (frames model, fluid frames policy; default 0)")
+                   help="β added to every frame (frames model, fluid frames policy; default 0); "
+                        "also the step cost ggp and oggp schedule for")
     p.add_argument("--backend", choices=BACKENDS, default="rust",
                    help="rust (default) or SimGrid's CM02 model (fluid model; needs python3-simgrid)")
     p.add_argument("--plot", metavar="FILE.png|pdf|svg", help="utilisation of every resource over time")

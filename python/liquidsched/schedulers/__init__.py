@@ -17,6 +17,7 @@ from ..traffic import Traffic
 from .baselines import random_order, round_robin
 from .coloring import dsatur
 from .cpsat import cpsat
+from .kpbs import ggp, oggp
 from .liquid import liquid
 
 Scheduler = Callable[..., Any]
@@ -27,6 +28,8 @@ SCHEDULERS: dict[str, Scheduler] = {
     "dsatur": dsatur,
     "liquid": liquid,
     "cpsat": cpsat,
+    "ggp": ggp,
+    "oggp": oggp,
 }
 
 
@@ -66,4 +69,4 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     return result
 
 
-__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat"]
+__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp"]

@@ -1,0 +1,207 @@
+"""KPBS redistributions (paper 004): GGP and OGGP, and the KPBS lower bound.
+
+A KPBS instance is a traffic whose every path is its sender's own links, its receiver's own links
+and at most one resource shared by several senders and receivers — the backbone, which carries
+``k`` transfers at once (its slots). A step is a frame in which each host sends and receives at
+most one piece and the backbone carries at most ``k``; it costs β (the per-step overhead) plus
+its longest piece; the schedule's cost is the sum over its steps. Pieces: a transfer may be cut
+and resumed in a later step.
+
+GGP and OGGP (Cohen, Jeannot, Padoy, Wagner) run in the core on weights in units of β, each
+transfer's time at its slot rate rounded up to whole units; with β = 0 the unit is the largest
+common divisor of the times, so nothing is rounded. They complete the bipartite graph to a
+weight-regular one whose perfect matchings have exactly ``k`` real edges and peel perfect
+matchings off it (OGGP: the one whose smallest weight is largest). On weights that are whole
+multiples of β a schedule costs at most twice the lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Sequence
+
+from .. import _core
+from ..bounds import transfer_slot_times_s
+from ..errors import TrafficError
+from ..network import Network
+from ..schedule import Piece, Schedule, ScheduleInfo
+from ..traffic import Traffic
+
+#: The largest weight, in units, given to the core when β = 0 and the times' common divisor
+#: would make weights larger (the unit is then coarser, and weights are rounded up).
+MAX_UNITS = 2**40
+
+
+@dataclass(frozen=True)
+class KpbsInstance:
+    """A traffic seen as KPBS: senders, receivers, one edge per transfer, the transfers' times at
+    their slot rates, the backbone and its ``k``."""
+
+    senders: list[str]
+    receivers: list[str]
+    #: (sender index, receiver index) of each transfer, in traffic order
+    edges: list[tuple[int, int]]
+    times_s: list[Fraction]
+    k: int
+    #: the resource every transfer shares, or None when none is shared (k is then unbounded)
+    backbone: str | None
+
+
+def kpbs_instance(net: Network, traffic: Traffic) -> KpbsInstance:
+    """The KPBS structure of ``traffic`` on ``net``.
+
+    A resource crossed by transfers of one sender only is that sender's port, one crossed by
+    transfers of one receiver only is that receiver's; any other is shared, and KPBS allows one,
+    the same for every transfer.
+
+    Raises
+    ------
+    TrafficError
+        naming a transfer whose path does not fit.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import backbone
+    >>> from liquidsched.traffic import all_to_all
+    >>> net = backbone(3, 3)
+    >>> inst = kpbs_instance(net, all_to_all(net, net.hosts()))
+    >>> inst.backbone, inst.k, len(inst.edges)
+    ('A>B', 5, 9)
+    """
+    traffic.check(net)
+    sets = traffic.resource_sets(net)
+    senders_of: dict[int, set[str]] = {}
+    receivers_of: dict[int, set[str]] = {}
+    for t, path in zip(traffic, sets):
+        for r in path:
+            senders_of.setdefault(r, set()).add(t.src)
+            receivers_of.setdefault(r, set()).add(t.dst)
+    shared = {r for r in senders_of if len(senders_of[r]) > 1 and len(receivers_of[r]) > 1}
+    backbone: int | None = None
+    for name, path in zip(traffic.names, sets):
+        crossed = sorted(path & shared)
+        if len(crossed) > 1:
+            listed = ", ".join(net.resources[r] for r in crossed)
+            raise TrafficError(f"transfer {name} crosses {len(crossed)} shared resources ({listed}); "
+                               "KPBS allows one backbone")
+        if crossed:
+            if backbone is not None and crossed[0] != backbone:
+                raise TrafficError(f"transfer {name} crosses {net.resources[crossed[0]]}, not the backbone "
+                                   f"{net.resources[backbone]} the others share; KPBS has one backbone")
+            backbone = crossed[0]
+    if backbone is not None:
+        missing = next((n for n, p in zip(traffic.names, sets) if backbone not in p), None)
+        if missing is not None:
+            raise TrafficError(f"transfer {missing} does not cross the backbone {net.resources[backbone]} "
+                               "the others share; KPBS needs every transfer through it")
+    senders = list(dict.fromkeys(t.src for t in traffic))
+    receivers = list(dict.fromkeys(t.dst for t in traffic))
+    s_index = {h: i for i, h in enumerate(senders)}
+    r_index = {h: i for i, h in enumerate(receivers)}
+    k = net.resource_slots[backbone] if backbone is not None else min(len(senders), len(receivers))
+    return KpbsInstance(senders, receivers, [(s_index[t.src], r_index[t.dst]) for t in traffic],
+                        transfer_slot_times_s(net, traffic), k,
+                        None if backbone is None else net.resources[backbone])
+
+
+def _common_unit(times: Sequence[Fraction]) -> Fraction:
+    """The largest time dividing every one of ``times``, or a coarser unit when the weights
+    would exceed :data:`MAX_UNITS`."""
+    scale = math.lcm(*(t.denominator for t in times))
+    unit = Fraction(math.gcd(*(t.numerator * (scale // t.denominator) for t in times)), scale)
+    return max(unit, max(times) / MAX_UNITS)
+
+
+def kpbs_units(instance: KpbsInstance, overhead_s: Fraction) -> tuple[Fraction, list[int]]:
+    """The unit of time (β, or a common divisor of the times when β = 0) and each transfer's
+    weight in it, rounded up."""
+    unit = overhead_s if overhead_s > 0 else _common_unit(instance.times_s)
+    return unit, [max(1, math.ceil(t / unit)) for t in instance.times_s]
+
+
+def kpbs_lower_bound_s(instance: KpbsInstance, overhead_s: Fraction | float = 0) -> Fraction:
+    """The least cost of any KPBS schedule: β·max(Δ, ⌈|E|/k⌉) + max(W, P/k), exactly.
+
+    Δ is the largest number of transfers of one host (each needs its own step, 1-port) and
+    ⌈|E|/k⌉ the fewest steps that hold every transfer; W is the largest time of one host and P
+    the total time (the backbone carries at most k at once).
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import backbone
+    >>> from liquidsched.traffic import Traffic, Transfer
+    >>> net = backbone(3, 3, card_Bps=1e6, backbone_Bps=2e6)     # k = 2; paper 004 Fig. 2
+    >>> t = Traffic([Transfer("a1", "b1", 10**6), Transfer("a2", "b2", 10**6), Transfer("a3", "b3", 2 * 10**6)])
+    >>> kpbs_lower_bound_s(kpbs_instance(net, t), Fraction(1, 10))
+    Fraction(11, 5)
+    """
+    beta = Fraction(overhead_s)
+    k = instance.k
+    degree: dict[tuple[int, int], int] = {}
+    load: dict[tuple[int, int], Fraction] = {}
+    for (s, r), t in zip(instance.edges, instance.times_s):
+        for v in ((0, s), (1, r)):
+            degree[v] = degree.get(v, 0) + 1
+            load[v] = load.get(v, Fraction(0)) + t
+    steps = max(max(degree.values(), default=0), -(-len(instance.edges) // k))
+    data = max(max(load.values(), default=Fraction(0)), sum(instance.times_s, Fraction(0)) / k)
+    return beta * steps + data
+
+
+def _peel(net: Network, traffic: Traffic, overhead_s: float, optimized: bool) -> Schedule:
+    beta = Fraction(overhead_s)
+    if beta < 0:
+        raise TrafficError(f"overhead must be non-negative, got {overhead_s}")
+    instance = kpbs_instance(net, traffic)
+    unit, weights = kpbs_units(instance, beta)
+    edges = [(s, r, w) for (s, r), w in zip(instance.edges, weights)]
+    steps, degree, peels = _core.kpbs_peel(len(instance.senders), len(instance.receivers), edges, instance.k,
+                                           optimized=optimized)
+    sizes = [t.size_bytes for t in traffic]
+    names = traffic.names
+    done_units = [0] * len(sizes)
+    frames = []
+    for _, pieces in steps:
+        frame = []
+        for e, units in pieces:
+            # Bytes in proportion to the units, cumulated so that the pieces add up exactly.
+            before = sizes[e] * done_units[e] // weights[e]
+            done_units[e] += units
+            after = sizes[e] * done_units[e] // weights[e]
+            if after > before:
+                frame.append(Piece(names[e], after - before))
+        if frame:
+            frames.append(frame)
+    name = "oggp" if optimized else "ggp"
+    info = ScheduleInfo(name, parameters={"overhead_s": float(beta), "k": instance.k})
+    schedule = Schedule(net, traffic, frames, info)
+    bound = kpbs_lower_bound_s(instance, beta)
+    cost = schedule.makespan_s(beta)  # Σ (β + longest piece): the KPBS cost
+    info.stats = {"backbone": instance.backbone, "k": instance.k, "unit_s": float(unit), "peels": peels,
+                  "regular_degree_units": degree, "cost_s": float(cost), "kpbs_lower_bound_s": float(bound),
+                  "cost_over_bound": float(cost / bound) if bound else 1.0}
+    return schedule
+
+
+def ggp(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedule:
+    """GGP (paper 004): peel any perfect matching of the completed graph at each step.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import backbone
+    >>> from liquidsched.traffic import Traffic, Transfer
+    >>> net = backbone(3, 3, card_Bps=1e6, backbone_Bps=2e6)     # k = 2; paper 004 Fig. 2
+    >>> t = Traffic([Transfer("a1", "b1", 10**6), Transfer("a2", "b2", 10**6), Transfer("a3", "b3", 2 * 10**6)])
+    >>> s = ggp(net, t, overhead_s=0.1)
+    >>> s.length, s.info.stats["cost_s"]                          # 2 steps: 2 + 2β
+    (2, 2.2)
+    """
+    return _peel(net, traffic, overhead_s, optimized=False)
+
+
+def oggp(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedule:
+    """OGGP (paper 004): peel the perfect matching whose smallest weight is largest, so that
+    steps are as long as they can be and fewer."""
+    return _peel(net, traffic, overhead_s, optimized=True)

@@ -1,0 +1,116 @@
+"""KPBS (paper 004): the structure of a traffic through one backbone, the lower bound, GGP and
+OGGP against the paper's examples, the validator and their proven factor."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from liquidsched import TrafficError, build_topology, plan, validate
+from liquidsched.cli import main
+from liquidsched.schedulers.kpbs import kpbs_instance, kpbs_lower_bound_s
+from liquidsched.simulate import simulate
+from liquidsched.topologies import backbone
+from liquidsched.traffic import Traffic, Transfer, all_to_all
+
+MB = 10**6
+
+
+def fig2():
+    """Paper 004 Fig. 2: k = 2, three transfers of 1, 1 and 2 s at 1 MB/s cards."""
+    net = backbone(3, 3, card_Bps=1e6, backbone_Bps=2e6)
+    return net, Traffic([Transfer("a1", "b1", MB), Transfer("a2", "b2", MB), Transfer("a3", "b3", 2 * MB)], "fig2")
+
+
+@pytest.mark.parametrize("algorithm", ["ggp", "oggp"])
+def test_paper_004_fig2_scheduled_in_two_steps_at_the_bound(algorithm):
+    net, traffic = fig2()
+    beta = Fraction(1, 10)
+    s = plan(net, traffic, algorithm, overhead_s=float(beta))
+    assert validate(s) == []
+    assert s.length == 2
+    # Scheduled 2 + 2β, and no schedule does better: the bound is 2 + 2β too.
+    assert s.makespan_s(beta) == 2 + 2 * beta
+    assert kpbs_lower_bound_s(kpbs_instance(net, traffic), beta) == 2 + 2 * beta
+
+
+def test_paper_004_fig2_all_at_once_takes_25_percent_longer():
+    """Brute force: all three at once, the backbone shared fairly, 2.5 s (paper 004 §3.1)."""
+    net, traffic = fig2()
+    s = plan(net, traffic, "ggp")
+    assert simulate(s, "fluid", "all-at-once").makespan_s == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("algorithm", ["ggp", "oggp"])
+def test_an_instance_in_the_spirit_of_fig1_costs_at_most_twice_its_bound(algorithm):
+    """Steps of 5, 4 and 2 with β = 1 cost 14, which is the bound (a reconstruction: the
+    paper's figure is lost; k = 2, times 7, 5, 4, 4 and 2)."""
+    net = backbone(3, 3, card_Bps=1e6, backbone_Bps=2e6)
+    traffic = Traffic([Transfer("a1", "b1", 7 * MB), Transfer("a2", "b2", 5 * MB), Transfer("a2", "b1", 4 * MB),
+                       Transfer("a3", "b3", 4 * MB), Transfer("a3", "b2", 2 * MB)])
+    bound = kpbs_lower_bound_s(kpbs_instance(net, traffic), 1)
+    assert bound == 14
+    s = plan(net, traffic, algorithm, overhead_s=1.0)
+    assert validate(s) == []
+    assert bound <= s.makespan_s(1) <= 2 * bound
+
+
+@st.composite
+def kpbs_problems(draw, on_beta_grid: bool):
+    n1, n2 = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    k = draw(st.integers(1, 5))
+    net = backbone(n1, n2, card_Bps=1e6, backbone_Bps=k * 1e6)
+    pairs = draw(st.lists(st.tuples(st.integers(1, n1), st.integers(1, n2)), min_size=1, max_size=12))
+    # β = 0.5 s: sizes on the grid are whole multiples of 0.5 MB at 1 MB/s.
+    sizes = st.integers(1, 8).map(lambda u: u * MB // 2) if on_beta_grid else st.integers(1, 4 * MB)
+    traffic = Traffic([Transfer(f"a{s}", f"b{r}", draw(sizes)) for s, r in pairs])
+    return net, traffic, draw(st.sampled_from(["ggp", "oggp"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(kpbs_problems(on_beta_grid=True))
+def test_on_the_beta_grid_a_schedule_is_valid_and_within_twice_the_bound(problem):
+    net, traffic, algorithm = problem
+    beta = Fraction(1, 2)
+    s = plan(net, traffic, algorithm, overhead_s=float(beta))
+    assert validate(s) == []
+    bound = kpbs_lower_bound_s(kpbs_instance(net, traffic), beta)
+    assert bound <= s.makespan_s(beta) <= 2 * bound
+
+
+@settings(max_examples=150, deadline=None)
+@given(kpbs_problems(on_beta_grid=False), st.sampled_from([0.0, 0.01, 0.5]))
+def test_any_sizes_give_a_valid_schedule_never_below_the_bound(problem, beta):
+    net, traffic, algorithm = problem
+    s = plan(net, traffic, algorithm, overhead_s=beta)
+    assert validate(s) == []
+    assert s.makespan_s(beta) >= kpbs_lower_bound_s(kpbs_instance(net, traffic), beta)
+    if beta == 0:
+        # Without a step cost, peeling is optimal: max(W, P/k) exactly.
+        assert s.makespan_s(0) == kpbs_lower_bound_s(kpbs_instance(net, traffic), 0)
+
+
+def test_a_network_that_is_not_kpbs_is_refused_naming_a_transfer():
+    net = build_topology("fat-tree:k=4")
+    with pytest.raises(TrafficError, match=r"transfer \S+ crosses \d shared resources"):
+        plan(net, all_to_all(net), "ggp")
+
+
+def test_the_backbone_and_k_come_from_the_network():
+    net = build_topology("backbone:n1=4,n2=4,card_Bps=100Mbit/s,backbone_Bps=200Mbit/s")
+    inst = kpbs_instance(net, all_to_all(net))
+    assert (inst.backbone, inst.k, len(inst.senders), len(inst.receivers)) == ("A>B", 2, 4, 4)
+
+
+def test_plan_ggp_on_the_command_line(capsys):
+    argv = ["plan", "--topology", "backbone:n1=3,n2=3", "--traffic", "random:seed=2", "--algorithm", "oggp",
+            "--overhead", "0.01", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["algorithm"] == "oggp" and data["stats"]["cost_s"] >= data["stats"]["kpbs_lower_bound_s"]
+    assert main(["plan", "--topology", "two-switch", "--algorithm", "dsatur", "--overhead", "1"]) == 2
+    assert "--overhead applies to --algorithm ggp or oggp" in capsys.readouterr().err
