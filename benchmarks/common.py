@@ -1,8 +1,11 @@
-"""What every benchmark script shares: its command line and its progress bar."""
+"""What every benchmark script shares: its command line, its progress bar, and running cases
+each in a process of its own."""
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+from typing import Any, Callable, Sequence
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -21,3 +24,18 @@ def progress_bar(label: str, console: Console | None = None) -> Progress:
     """A transient progress bar on standard error: label, bar, done/total, time elapsed."""
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     return Progress(*columns, console=console or Console(stderr=True), transient=True)
+
+
+def run_each_in_own_process(run_case: Callable[[Any], dict[str, Any]], cases: Sequence[Any],
+                            console: Console) -> list[dict[str, Any]]:
+    """``run_case`` on every case, each in a spawned process of its own, so that a case's peak
+    memory (``ru_maxrss``) is its own; with a progress bar."""
+    rows = []
+    context = multiprocessing.get_context("spawn")
+    with progress_bar("networks", console) as progress:
+        task = progress.add_task("networks", total=len(cases))
+        for case in cases:
+            with context.Pool(1) as pool:
+                rows.append(pool.apply(run_case, (case,)))
+            progress.advance(task)
+    return rows

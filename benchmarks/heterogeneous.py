@@ -12,14 +12,13 @@ times are one-core times and the peak memory is the case's own.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import platform
 import resource
 import time
 from typing import Any
 
-from common import benchmark_parser, progress_bar
+from common import benchmark_parser, run_each_in_own_process
 from rich.console import Console
 from rich.table import Table
 
@@ -95,19 +94,6 @@ def run_case(case: tuple[str, str, str, bool]) -> dict[str, Any]:
     return row
 
 
-def run_all(cases: list, console: Console) -> list[dict[str, Any]]:
-    """Every case in its own process (spawned, so its peak memory is its own)."""
-    rows = []
-    context = multiprocessing.get_context("spawn")
-    with progress_bar("networks", console) as progress:
-        task = progress.add_task("networks", total=len(cases))
-        for case in cases:
-            with context.Pool(1) as pool:
-                rows.append(pool.apply(run_case, (case,)))
-            progress.advance(task)
-    return rows
-
-
 def _ratio(entry: dict | None) -> str:
     return "-" if entry is None else f"{entry['ratio']:.1%}"
 
@@ -161,7 +147,7 @@ def main() -> None:
     args = parser.parse_args()
     console = Console(width=200)
     cases = [c for c in CASES if not (args.skip_large and c[3])]
-    rows = run_all(cases, Console(stderr=True))
+    rows = run_each_in_own_process(run_case, cases, Console(stderr=True))
     print_table(rows, console)
     write_document({"benchmark": "heterogeneous", "machine": platform.processor() or platform.machine(),
                     "time_limit_s": TIME_LIMIT_S, "rows": rows}, args.output)

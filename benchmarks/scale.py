@@ -14,14 +14,13 @@ growth of each time with the host count is fitted as ``time ∝ hosts^e`` per fa
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import platform
 import resource
 import time
 from typing import Any
 
-from common import benchmark_parser, progress_bar
+from common import benchmark_parser, run_each_in_own_process
 from rich.console import Console
 from rich.table import Table
 
@@ -93,19 +92,6 @@ def run_case(spec: str) -> dict[str, Any]:
                          "liquid": bool(schedule.liquid), "optimal": bool(schedule.info.optimal), "search_s": seconds,
                          "peak_rss_mb": peak_rss_mb()}
     return row
-
-
-def run_all(specs: list[str], console: Console) -> list[dict[str, Any]]:
-    """Every case in its own process (spawned, so its peak memory is its own)."""
-    rows = []
-    context = multiprocessing.get_context("spawn")
-    with progress_bar("networks", console) as progress:
-        task = progress.add_task("networks", total=len(specs))
-        for spec in specs:
-            with context.Pool(1) as pool:
-                rows.append(pool.apply(run_case, (spec,)))
-            progress.advance(task)
-    return rows
 
 
 def growth_exponent(hosts: list[int], seconds: list[float]) -> float | None:
@@ -192,7 +178,7 @@ def main() -> None:
     if args.max_hosts:
         specs = [s for s in specs if _hosts(s) <= args.max_hosts]
     console = Console(width=200)
-    rows = run_all(specs, Console(stderr=True))
+    rows = run_each_in_own_process(run_case, specs, Console(stderr=True))
     growth = exponents(rows)
     print_table(rows, growth, console)
     write_document({"benchmark": "scale", "machine": platform.processor() or platform.machine(),

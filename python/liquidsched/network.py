@@ -22,12 +22,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .errors import RoutingError, TopologyError
 from .routing import Routing, ShortestPath, check_route, check_switch_path, composes, routes_of, switch_paths_to
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 HOST = "host"
 SWITCH = "switch"
@@ -388,6 +389,8 @@ class Network:
         return self._route_table
 
     def _build_route_table(self) -> RouteTable:
+        import numpy as np  # here only: loading a network (and `topology list`) does without it
+
         hosts = self.hosts()
         homes = set(self._home.values())
         switches = [s for s in self.switches() if s in homes]
