@@ -114,3 +114,23 @@ def test_plan_ggp_on_the_command_line(capsys):
     assert data["algorithm"] == "oggp" and data["stats"]["cost_s"] >= data["stats"]["kpbs_lower_bound_s"]
     assert main(["plan", "--topology", "two-switch", "--algorithm", "dsatur", "--overhead", "1"]) == 2
     assert "--overhead applies to --algorithm ggp or oggp" in capsys.readouterr().err
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3),
+       st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 6)), min_size=1, max_size=4))
+def test_ggp_and_oggp_against_the_exact_optimum(n1, n2, k, items):
+    """The MILP optimum (HiGHS) lies between the lower bound and GGP/OGGP, which stay within
+    twice it on the β grid (β = 1 s, whole seconds)."""
+    from liquidsched.schedulers.kpbs import kpbs_optimum
+
+    net = backbone(n1, n2, card_Bps=1e6, backbone_Bps=k * 1e6)
+    traffic = Traffic([Transfer(f"a{min(s, n1)}", f"b{min(r, n2)}", u * MB) for s, r, u in items])
+    best = kpbs_optimum(net, traffic, 1.0, time_limit=30)
+    assert validate(best) == [] and best.info.stats["proven"]
+    optimum = best.makespan_s(1)
+    bound = kpbs_lower_bound_s(kpbs_instance(net, traffic), 1)
+    assert bound <= optimum + Fraction(1, 10**6)
+    for algorithm in ("ggp", "oggp"):
+        cost = plan(net, traffic, algorithm, overhead_s=1.0).makespan_s(1)
+        assert optimum - Fraction(1, 10**6) <= cost <= 2 * optimum + Fraction(1, 10**6)

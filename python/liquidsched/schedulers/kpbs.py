@@ -205,3 +205,91 @@ def oggp(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedule:
     """OGGP (paper 004): peel the perfect matching whose smallest weight is largest, so that
     steps are as long as they can be and fewer."""
     return _peel(net, traffic, overhead_s, optimized=True)
+
+
+#: The largest instance the exact reference takes: transfers, and steps it may consider.
+EXACT_MAX_TRANSFERS = 36
+EXACT_MAX_STEPS = 40
+
+
+def kpbs_optimum(net: Network, traffic: Traffic, overhead_s: float = 0.0, time_limit: float = 60.0) -> Schedule:
+    """The least-cost KPBS schedule of a small instance, by a MILP solved with HiGHS: the
+    exact reference GGP and OGGP are measured against (as paper 000 has its MILP).
+
+    Steps ``s`` up to the number the cost of an OGGP schedule allows (each costs at least β):
+    ``z_s`` says step ``s`` is used (used steps first), ``y_es`` that transfer ``e`` has a piece
+    in it, ``x_es`` the piece's length (any real time), ``m_s`` the step's length. Each transfer
+    gets its whole time, each host at most one piece a step, the backbone at most ``k``; the cost
+    Σ (β z_s + m_s) is minimised. The schedule's ``info.optimal`` says whether HiGHS proved it.
+
+    Raises
+    ------
+    ProblemTooLargeError
+        above :data:`EXACT_MAX_TRANSFERS` transfers or :data:`EXACT_MAX_STEPS` steps.
+    """
+    import highspy
+
+    from ..errors import ProblemTooLargeError
+
+    beta = Fraction(overhead_s)
+    instance = kpbs_instance(net, traffic)
+    if len(instance.edges) > EXACT_MAX_TRANSFERS:
+        raise ProblemTooLargeError(f"the exact KPBS reference takes up to {EXACT_MAX_TRANSFERS} transfers, "
+                                   f"got {len(instance.edges)}")
+    heuristic = oggp(net, traffic, float(beta))
+    ceiling = heuristic.makespan_s(beta)
+    steps = heuristic.length if beta == 0 else min(int(ceiling / beta), len(instance.edges) * heuristic.length)
+    steps = max(steps, heuristic.length)
+    if steps > EXACT_MAX_STEPS:
+        raise ProblemTooLargeError(f"the exact KPBS reference considers up to {EXACT_MAX_STEPS} steps, "
+                                   f"this instance may need {steps}")
+    times = [float(t) for t in instance.times_s]
+    h = highspy.Highs()
+    h.silent()
+    h.setOptionValue("time_limit", float(time_limit))
+    binary = {"lb": 0, "ub": 1, "type": highspy.HighsVarType.kInteger}
+    z = [h.addVariable(**binary) for _ in range(steps)]
+    m = [h.addVariable(lb=0) for _ in range(steps)]
+    y = [[h.addVariable(**binary) for _ in range(steps)] for _ in times]
+    x = [[h.addVariable(lb=0, ub=w) for _ in range(steps)] for w in times]
+    for e, w in enumerate(times):
+        h.addConstr(sum(x[e]) == w)
+        for s in range(steps):
+            h.addConstr(x[e][s] <= w * y[e][s])
+            h.addConstr(x[e][s] <= m[s])
+    for side in (0, 1):
+        for v in range(len(instance.senders) if side == 0 else len(instance.receivers)):
+            mine = [e for e, ends in enumerate(instance.edges) if ends[side] == v]
+            for s in range(steps):
+                h.addConstr(sum(y[e][s] for e in mine) <= z[s])
+    for s in range(steps):
+        h.addConstr(sum(y[e][s] for e in range(len(times))) <= instance.k * z[s])
+        if s:
+            h.addConstr(z[s] <= z[s - 1])  # used steps first: fewer equal solutions
+    h.minimize(sum(float(beta) * z[s] + m[s] for s in range(steps)))
+    status = h.modelStatusToString(h.getModelStatus())
+    if status not in ("Optimal", "Time limit reached") or h.getInfo().primal_solution_status != 2:
+        return heuristic
+    sizes = [t.size_bytes for t in traffic]
+    frames = []
+    done = [Fraction(0)] * len(times)
+    for s in range(steps):
+        frame = []
+        for e, w in enumerate(times):
+            piece = Fraction(h.val(x[e][s])).limit_denominator(10**9) / Fraction(w).limit_denominator(10**9)
+            if piece <= 1e-9:
+                continue
+            # Cumulated shares rounded to whole bytes, the last piece taking the rest.
+            before = int(sizes[e] * min(done[e], 1))
+            done[e] += piece
+            after = sizes[e] if done[e] >= 1 - Fraction(1, 10**6) else int(sizes[e] * done[e])
+            if after > before:
+                frame.append(Piece(traffic.names[e], after - before))
+        if frame:
+            frames.append(frame)
+    proven = status == "Optimal"
+    info = ScheduleInfo("kpbs-milp", parameters={"overhead_s": float(beta), "k": instance.k},
+                        optimal=None, stats={"proven": proven, "steps_considered": steps,
+                                             "objective_s": h.getInfo().objective_function_value,
+                                             "dual_bound_s": h.getInfo().mip_dual_bound})
+    return Schedule(net, traffic, frames, info)
