@@ -62,3 +62,23 @@ def test_allocation_errors(t1_net):
 def test_backbone_redistribution():
     net = build_topology("backbone:n1=3,n2=2")
     assert len(make_traffic(net, "all-to-all")) == 6
+
+
+def test_skewed_traffic_follows_zipf_shares_of_each_senders_bytes():
+    from liquidsched.traffic import skewed
+
+    net = build_topology("crossbar:n=8")
+    uniform = skewed(net, alpha=0, size_bytes=1000)
+    assert {t.size_bytes for t in uniform} == {1000} and len(uniform) == 8 * 7
+    heavy = skewed(net, seed=3, alpha=1.5, size_bytes=1000)
+    ratios = []
+    for s in net.hosts():
+        sent = sorted((t.size_bytes for t in heavy if t.src == s), reverse=True)
+        assert 7000 - 7 <= sum(sent) <= 7000  # each share rounded down
+        ratios.append(sent[0] / sent[1])
+    # The receivers of ranks 1 and 2 get shares in the ratio 2^1.5; the host of rank 1 sends
+    # most to ranks 2 and 3 (ratio 1.5^1.5), the host of rank 2 to ranks 1 and 3 (3^1.5).
+    assert sorted(ratios) == pytest.approx([1.5**1.5] + [2**1.5] * 6 + [3**1.5], rel=0.02)
+    assert make_traffic(net, "skewed:seed=3,alpha=1.5", size_bytes=1000) == heavy
+    with pytest.raises(TrafficError, match="alpha"):
+        make_traffic(net, "skewed:alpha=-1")

@@ -8,6 +8,7 @@ network's job (:meth:`Traffic.resource_sets`).
 from __future__ import annotations
 
 import csv
+import math
 import io
 import os
 import random
@@ -518,6 +519,42 @@ def random_matrix(net: Network, hosts: Sequence[str] | None = None, seed: int = 
     return Traffic(transfers, f"random-{seed}")
 
 
+def skewed(net: Network, hosts: Sequence[str] | None = None, seed: int = 0, alpha: float = 1.0,
+           size_bytes: int = DEFAULT_SIZE_BYTES) -> Traffic:
+    """A skewed all-to-allv, as mixture-of-experts dispatch produces: every sender sends
+    ``size_bytes`` per other receiver in all, shared out by a Zipf-like popularity of the
+    receivers — the receiver of rank ``i`` (a seeded order, the same for every sender) gets a
+    share proportional to ``1 / i**alpha``. ``alpha = 0`` is the uniform all-to-all; shares that
+    round to no byte are left out.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import crossbar
+    >>> net = crossbar(4)
+    >>> sorted(t.size_bytes for t in skewed(net, alpha=0, size_bytes=300) if t.src == "h1")
+    [300, 300, 300]
+    >>> sizes = [t.size_bytes for t in skewed(net, seed=1, alpha=2, size_bytes=300) if t.src == "h1"]
+    >>> sizes, sum(sizes)     # h2, h3, h4 of ranks 4, 3, 1: shares 1/16, 1/9, 1 of 900 bytes
+    ([47, 85, 766], 898)
+    """
+    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
+        raise TrafficError(f"skewed: alpha must be a finite number >= 0, got {alpha!r}")
+    senders, receivers = _roles(net, hosts)
+    order = list(receivers)
+    random.Random(seed).shuffle(order)
+    popularity = {h: 1.0 / (rank + 1) ** alpha for rank, h in enumerate(order)}
+    transfers = []
+    for s in senders:
+        others = [d for d in receivers if d != s]
+        total = size_bytes * len(others)
+        weight = sum(popularity[d] for d in others)
+        for d in others:
+            share = int(total * popularity[d] / weight)
+            if share > 0:
+                transfers.append(Transfer(s, d, share))
+    return Traffic(transfers, f"skewed-{seed}-{alpha:g}")
+
+
 # -- files ---------------------------------------------------------------------------------------
 
 
@@ -581,7 +618,7 @@ def _matrix_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> l
 
 # -- by name -------------------------------------------------------------------------------------
 
-GENERATORS = ("all-to-all", "half-all-to-all", "scatter", "gather", "permutation", "random")
+GENERATORS = ("all-to-all", "half-all-to-all", "scatter", "gather", "permutation", "random", "skewed")
 
 
 def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
@@ -614,6 +651,8 @@ def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
             traffic = (scatter if name == "scatter" else gather)(net, root, hosts, size_bytes)
         elif name == "permutation":
             traffic = permutation(net, hosts, int(kw.pop("seed", 0)), size_bytes)
+        elif name == "skewed":
+            traffic = skewed(net, hosts, int(kw.pop("seed", 0)), float(kw.pop("alpha", 1.0)), size_bytes)
         else:
             traffic = random_matrix(net, hosts, int(kw.pop("seed", 0)), float(kw.pop("density", 1.0)),
                                     max(1, size_bytes // 10), size_bytes)
