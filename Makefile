@@ -59,6 +59,7 @@ bench: $(STAMP)
 		--cpsat-time-limit 10 --jobs 2 --reduction-node-limit 500000
 	$(PY) benchmarks/predict_t1.py --output $(OUT)/predict-t1.json --plot $(OUT)/predict-t1.png
 	$(PY) benchmarks/heterogeneous.py --output $(OUT)/heterogeneous.json --plot $(OUT)/heterogeneous.png
+	$(PY) benchmarks/kpbs.py --output $(OUT)/kpbs.json --plot $(OUT)/kpbs.png
 	$(PY) benchmarks/scale.py --output $(OUT)/scale.json --plot $(OUT)/scale.png
 	taskset -c 0 $(PY) benchmarks/simgrid_compare.py --output $(OUT)/simgrid-compare.json --plot $(OUT)/simgrid-compare.png
 

@@ -134,3 +134,13 @@ def test_ggp_and_oggp_against_the_exact_optimum(n1, n2, k, items):
     for algorithm in ("ggp", "oggp"):
         cost = plan(net, traffic, algorithm, overhead_s=1.0).makespan_s(1)
         assert optimum - Fraction(1, 10**6) <= cost <= 2 * optimum + Fraction(1, 10**6)
+
+
+@pytest.mark.parametrize("algorithm", ["ggp", "oggp"])
+def test_without_a_step_cost_peeling_reaches_p_over_k_when_it_is_not_whole(algorithm):
+    """Three disjoint 10 s transfers, k = 2: the backbone needs 15 s, which pieces of half a
+    transfer reach (the unit must divide P/k, not only the times)."""
+    net = backbone(3, 3, card_Bps=1e6, backbone_Bps=2e6)
+    traffic = Traffic([Transfer(f"a{i}", f"b{i}", 10 * MB) for i in (1, 2, 3)])
+    s = plan(net, traffic, algorithm)
+    assert validate(s) == [] and s.makespan_s(0) == 15

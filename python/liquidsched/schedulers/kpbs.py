@@ -9,7 +9,7 @@ and resumed in a later step.
 
 GGP and OGGP (Cohen, Jeannot, Padoy, Wagner) run in the core on weights in units of β, each
 transfer's time at its slot rate rounded up to whole units; with β = 0 the unit is the largest
-common divisor of the times, so nothing is rounded. They complete the bipartite graph to a
+common divisor of the times over k, so nothing is rounded. They complete the bipartite graph to a
 weight-regular one whose perfect matchings have exactly ``k`` real edges and peel perfect
 matchings off it (OGGP: the one whose smallest weight is largest). On weights that are whole
 multiples of β a schedule costs at most twice the lower bound.
@@ -107,17 +107,20 @@ def kpbs_instance(net: Network, traffic: Traffic) -> KpbsInstance:
 
 
 def _common_unit(times: Sequence[Fraction]) -> Fraction:
-    """The largest time dividing every one of ``times``, or a coarser unit when the weights
-    would exceed :data:`MAX_UNITS`."""
+    """The largest time dividing every one of ``times``."""
     scale = math.lcm(*(t.denominator for t in times))
-    unit = Fraction(math.gcd(*(t.numerator * (scale // t.denominator) for t in times)), scale)
-    return max(unit, max(times) / MAX_UNITS)
+    return Fraction(math.gcd(*(t.numerator * (scale // t.denominator) for t in times)), scale)
 
 
 def kpbs_units(instance: KpbsInstance, overhead_s: Fraction) -> tuple[Fraction, list[int]]:
-    """The unit of time (β, or a common divisor of the times when β = 0) and each transfer's
-    weight in it, rounded up."""
-    unit = overhead_s if overhead_s > 0 else _common_unit(instance.times_s)
+    """The unit of time and each transfer's weight in it, rounded up. The unit is β; when
+    β = 0 it is the times' common divisor over ``k``, so that P/k is whole too and peeling
+    reaches max(W, P/k) exactly."""
+    if overhead_s > 0:
+        unit = overhead_s
+    else:
+        unit = max(_common_unit(instance.times_s) / min(instance.k, len(instance.edges)),
+                   max(instance.times_s) / MAX_UNITS)
     return unit, [max(1, math.ceil(t / unit)) for t in instance.times_s]
 
 
