@@ -144,3 +144,15 @@ def test_without_a_step_cost_peeling_reaches_p_over_k_when_it_is_not_whole(algor
     traffic = Traffic([Transfer(f"a{i}", f"b{i}", 10 * MB) for i in (1, 2, 3)])
     s = plan(net, traffic, algorithm)
     assert validate(s) == [] and s.makespan_s(0) == 15
+
+
+def test_highs_works_after_or_tools_is_loaded():
+    """OR-Tools and highspy each ship a libhighs.so.1; the project pins them to one HiGHS."""
+    import subprocess
+    import sys
+
+    probe = ("from ortools.sat.python import cp_model\nimport highspy\n"
+             "h = highspy.Highs(); h.silent(); x = h.addVariable(lb=0, ub=3); h.addConstr(x >= 1.5)\n"
+             "h.minimize(x); print(h.val(x))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "1.5", out.stderr

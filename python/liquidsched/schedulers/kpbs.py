@@ -230,9 +230,12 @@ def kpbs_optimum(net: Network, traffic: Traffic, overhead_s: float = 0.0, time_l
     ProblemTooLargeError
         above :data:`EXACT_MAX_TRANSFERS` transfers or :data:`EXACT_MAX_STEPS` steps.
     """
-    import highspy
+    from ..errors import BackendError, ProblemTooLargeError
 
-    from ..errors import ProblemTooLargeError
+    try:
+        import highspy
+    except ImportError as e:  # e.g. a highspy whose HiGHS differs from the one OR-Tools loaded
+        raise BackendError(f"HiGHS (highspy) cannot be loaded: {e}") from None
 
     beta = Fraction(overhead_s)
     instance = kpbs_instance(net, traffic)
