@@ -121,21 +121,23 @@ pub fn augment_to_maximum(g: &DynamicBipartite, m: &mut Matching, usable: &dyn F
                 layer[l] = UNREACHED;
             }
         }
-        // Layers beyond the first that reaches a free right vertex hold no shortest path.
+        // The search stops at the first free right vertex it meets: the layers built so far hold
+        // an augmenting path, and after a few edges die (one freed vertex, the common case when
+        // peeling) scanning the rest of its layer would cost more than another phase.
         let mut shortest = UNREACHED;
         let mut head = 0;
-        while head < queue.len() {
+        'layers: while head < queue.len() {
             let l = queue[head];
             head += 1;
-            if layer[l] >= shortest {
-                break;
-            }
             for &e in &g.adjacency[l] {
                 if !usable(e) {
                     continue;
                 }
                 match m.at_right[g.right[e]] {
-                    None => shortest = shortest.min(layer[l] + 1),
+                    None => {
+                        shortest = layer[l] + 1;
+                        break 'layers;
+                    }
                     Some(f) => {
                         let l2 = g.left[f];
                         if layer[l2] == UNREACHED {
