@@ -112,6 +112,8 @@ def test_plan_ggp_on_the_command_line(capsys):
     assert main(argv) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["algorithm"] == "oggp" and data["stats"]["cost_s"] >= data["stats"]["kpbs_lower_bound_s"]
+    prediction = data["prediction"]
+    assert prediction["scheduled_s"] >= prediction["lower_bound_s"] and prediction["all_at_once_s"] > 0.01
     assert main(["plan", "--topology", "two-switch", "--algorithm", "dsatur", "--overhead", "1"]) == 2
     assert "--overhead applies to --algorithm ggp or oggp" in capsys.readouterr().err
 
@@ -156,3 +158,13 @@ def test_highs_works_after_or_tools_is_loaded():
              "h.minimize(x); print(h.val(x))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "1.5", out.stderr
+
+
+def test_plan_predicts_fig2_side_by_side(capsys):
+    """Paper 004 Fig. 2 and 3 with β = 0.1 s: scheduled 2.2 s, bound 2.2 s, all at once 0.1 + 2.5 s."""
+    net, traffic = fig2()
+    from liquidsched.cli.plan import kpbs_prediction
+
+    p = kpbs_prediction(plan(net, traffic, "oggp", overhead_s=0.1))
+    assert p["scheduled_s"] == pytest.approx(2.2) and p["lower_bound_s"] == pytest.approx(2.2)
+    assert p["all_at_once_s"] == pytest.approx(2.6)

@@ -63,6 +63,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         schedule.save(args.output)
     summary = schedule.summary() | {"algorithm": algorithm, "algorithm_defaulted": args.algorithm is None,
                                     "stats": schedule.info.stats}
+    if "kpbs_lower_bound_s" in schedule.info.stats:
+        summary["prediction"] = kpbs_prediction(schedule)
     if args.json:
         print_json(summary)
         return 0
@@ -93,6 +95,13 @@ def cmd_plan(args: argparse.Namespace) -> int:
                       f"backbone {stats['backbone'] or '(none)'} with k = {stats['k']}")
         table.add_row("KPBS lower bound", f"{stats['kpbs_lower_bound_s'] * 1e3:.3f} ms "
                       f"(cost / bound {stats['cost_over_bound']:.3f})")
+        brute = summary["prediction"]["all_at_once_s"]
+        if brute is not None:
+            cost = stats["cost_s"]
+            winner = (f"the schedule takes {1 - cost / brute:.1%} less" if cost <= brute
+                      else f"all at once takes {1 - brute / cost:.1%} less")
+            table.add_row("all at once (predicted)", f"{brute * 1e3:.3f} ms: β once, then every transfer at once "
+                          f"sharing fairly (fluid model); {winner}")
     if schedule.info.stats.get("stopped_by"):
         table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
     table.add_row("throughput (frames model)", mbps(summary["throughput_Bps"]))
@@ -103,6 +112,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
         table.add_row("written", ", ".join(map(str, written)))
     (err if "-" in (args.output, args.plot) else out).print(table)
     return 0
+
+
+#: The largest traffic whose all-at-once time ``plan`` predicts beside a KPBS schedule (the
+#: fluid simulation grows as the square of the transfers).
+PREDICTION_MAX_TRANSFERS = 20_000
+
+
+def kpbs_prediction(schedule) -> dict:
+    """Paper 004 §3's three figures side by side: the schedule's step cost Σ(β + longest
+    piece), the KPBS lower bound, and the time of every transfer sent at once (β once, then
+    the fluid model's fair sharing), or None above :data:`PREDICTION_MAX_TRANSFERS`."""
+    from ..simulate import simulate
+
+    stats = schedule.info.stats
+    beta = schedule.info.parameters.get("overhead_s", 0.0)
+    brute = None
+    if len(schedule.traffic) <= PREDICTION_MAX_TRANSFERS:
+        brute = beta + simulate(schedule, "fluid", "all-at-once").makespan_s
+    return {"scheduled_s": stats["cost_s"], "lower_bound_s": stats["kpbs_lower_bound_s"], "all_at_once_s": brute}
 
 
 def cmd_check(args: argparse.Namespace) -> int:
