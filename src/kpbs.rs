@@ -7,19 +7,32 @@ use liquidsched_core::kpbs::{self, Peel};
 use crate::to_py_err;
 
 /// Peel a KPBS instance: `edges` are (sender, receiver, weight in units of β) on `n1 × n2`
-/// hosts, at most `k` transfers at once; `optimized` chooses OGGP over GGP. Returns the steps as
-/// `(length, [(edge, units)])`, the degree of the completed graph and the number of peels.
+/// hosts, at most `k` transfers at once; `strategy` is `"any"` (GGP), `"bottleneck"` (OGGP) or
+/// `"threshold"` (Solstice). Returns the steps as `(length, [(edge, units)])`, the degree of the
+/// completed graph and the number of peels.
 #[pyfunction]
-#[pyo3(signature = (n1, n2, edges, k, *, optimized=false))]
+#[pyo3(signature = (n1, n2, edges, k, *, strategy="any"))]
 fn kpbs_peel(
     py: Python<'_>,
     n1: usize,
     n2: usize,
     edges: Vec<(usize, usize, u64)>,
     k: usize,
-    optimized: bool,
+    strategy: &str,
 ) -> PyResult<(Vec<(u64, Vec<(usize, u64)>)>, u64, usize)> {
-    let how = if optimized { Peel::Bottleneck } else { Peel::Any };
+    let how = match strategy {
+        "any" => Peel::Any,
+        "bottleneck" => Peel::Bottleneck,
+        "threshold" => Peel::Threshold,
+        other => {
+            return Err(to_py_err(
+                py,
+                liquidsched_core::CoreError::InvalidInput(format!(
+                    "unknown peeling strategy {other:?} (any, bottleneck, threshold)"
+                )),
+            ))
+        }
+    };
     let result = py.detach(|| kpbs::peel(n1, n2, &edges, k, how));
     let peeling = result.map_err(|e| to_py_err(py, e))?;
     let steps = peeling.steps.into_iter().map(|s| (s.length, s.pieces)).collect();

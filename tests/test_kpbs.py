@@ -26,7 +26,7 @@ def fig2():
     return net, Traffic([Transfer("a1", "b1", MB), Transfer("a2", "b2", MB), Transfer("a3", "b3", 2 * MB)], "fig2")
 
 
-@pytest.mark.parametrize("algorithm", ["ggp", "oggp"])
+@pytest.mark.parametrize("algorithm", ["ggp", "oggp", "solstice"])
 def test_paper_004_fig2_scheduled_in_two_steps_at_the_bound(algorithm):
     net, traffic = fig2()
     beta = Fraction(1, 10)
@@ -168,3 +168,12 @@ def test_plan_predicts_fig2_side_by_side(capsys):
     p = kpbs_prediction(plan(net, traffic, "oggp", overhead_s=0.1))
     assert p["scheduled_s"] == pytest.approx(2.2) and p["lower_bound_s"] == pytest.approx(2.2)
     assert p["all_at_once_s"] == pytest.approx(2.6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(kpbs_problems(on_beta_grid=False), st.sampled_from([0.0, 0.5]))
+def test_solstice_gives_valid_schedules_never_below_the_bound(problem, beta):
+    net, traffic, _ = problem
+    s = plan(net, traffic, "solstice", overhead_s=beta)
+    assert validate(s) == [] and s.info.algorithm == "solstice"
+    assert s.makespan_s(beta) >= kpbs_lower_bound_s(kpbs_instance(net, traffic), beta)

@@ -17,7 +17,7 @@ from ..traffic import Traffic
 from .baselines import random_order, round_robin
 from .coloring import dsatur
 from .cpsat import cpsat
-from .kpbs import ggp, oggp
+from .kpbs import ggp, oggp, solstice
 from .liquid import liquid
 
 Scheduler = Callable[..., Any]
@@ -30,6 +30,7 @@ SCHEDULERS: dict[str, Scheduler] = {
     "cpsat": cpsat,
     "ggp": ggp,
     "oggp": oggp,
+    "solstice": solstice,
 }
 
 
@@ -69,4 +70,4 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     return result
 
 
-__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp"]
+__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp", "solstice"]

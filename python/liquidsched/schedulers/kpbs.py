@@ -153,7 +153,11 @@ def kpbs_lower_bound_s(instance: KpbsInstance, overhead_s: Fraction | float = 0)
     return beta * steps + data
 
 
-def _peel(net: Network, traffic: Traffic, overhead_s: float, optimized: bool) -> Schedule:
+#: The schedulers that peel matchings in the core, by the matching each step takes.
+PEELING = {"ggp": "any", "oggp": "bottleneck", "solstice": "threshold"}
+
+
+def _peel(net: Network, traffic: Traffic, overhead_s: float, name: str) -> Schedule:
     beta = Fraction(overhead_s)
     if beta < 0:
         raise TrafficError(f"overhead must be non-negative, got {overhead_s}")
@@ -161,7 +165,7 @@ def _peel(net: Network, traffic: Traffic, overhead_s: float, optimized: bool) ->
     unit, weights = kpbs_units(instance, beta)
     edges = [(s, r, w) for (s, r), w in zip(instance.edges, weights)]
     steps, degree, peels = _core.kpbs_peel(len(instance.senders), len(instance.receivers), edges, instance.k,
-                                           optimized=optimized)
+                                           strategy=PEELING[name])
     sizes = [t.size_bytes for t in traffic]
     names = traffic.names
     done_units = [0] * len(sizes)
@@ -177,7 +181,6 @@ def _peel(net: Network, traffic: Traffic, overhead_s: float, optimized: bool) ->
                 frame.append(Piece(names[e], after - before))
         if frame:
             frames.append(frame)
-    name = "oggp" if optimized else "ggp"
     info = ScheduleInfo(name, parameters={"overhead_s": float(beta), "k": instance.k})
     schedule = Schedule(net, traffic, frames, info)
     bound = kpbs_lower_bound_s(instance, beta)
@@ -201,13 +204,23 @@ def ggp(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedule:
     >>> s.length, s.info.stats["cost_s"]                          # 2 steps: 2 + 2β
     (2, 2.2)
     """
-    return _peel(net, traffic, overhead_s, optimized=False)
+    return _peel(net, traffic, overhead_s, "ggp")
 
 
 def oggp(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedule:
     """OGGP (paper 004): peel the perfect matching whose smallest weight is largest, so that
     steps are as long as they can be and fewer."""
-    return _peel(net, traffic, overhead_s, optimized=True)
+    return _peel(net, traffic, overhead_s, "oggp")
+
+
+def solstice(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedule:
+    """Solstice (Liu et al., CoNEXT 2015), the scheduler of circuit switches with a
+    reconfiguration delay (β here): slices are perfect matchings of entries at or above a
+    threshold that starts at the largest power of two not above the heaviest entry and halves
+    when no such matching exists, never rising again. Its stuffing to a regular matrix is GGP's
+    completion here, so that every slice has exactly ``k`` real transfers (Solstice itself
+    assumes a full crossbar); no approximation factor is proven for it."""
+    return _peel(net, traffic, overhead_s, "solstice")
 
 
 #: The largest instance the exact reference takes: transfers, and steps it may consider.
