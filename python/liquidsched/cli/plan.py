@@ -64,6 +64,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     summary = schedule.summary() | {"algorithm": algorithm, "algorithm_defaulted": args.algorithm is None,
                                     "stats": schedule.info.stats}
     if "kpbs_lower_bound_s" in schedule.info.stats:
+        from ..schedulers.kpbs import kpbs_prediction
+
         summary["prediction"] = kpbs_prediction(schedule)
     if args.json:
         print_json(summary)
@@ -112,25 +114,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
         table.add_row("written", ", ".join(map(str, written)))
     (err if "-" in (args.output, args.plot) else out).print(table)
     return 0
-
-
-#: The largest traffic whose all-at-once time ``plan`` predicts beside a KPBS schedule (the
-#: fluid simulation grows as the square of the transfers).
-PREDICTION_MAX_TRANSFERS = 20_000
-
-
-def kpbs_prediction(schedule) -> dict:
-    """Paper 004 §3's three figures side by side: the schedule's step cost Σ(β + longest
-    piece), the KPBS lower bound, and the time of every transfer sent at once (β once, then
-    the fluid model's fair sharing), or None above :data:`PREDICTION_MAX_TRANSFERS`."""
-    from ..simulate import simulate
-
-    stats = schedule.info.stats
-    beta = schedule.info.parameters.get("overhead_s", 0.0)
-    brute = None
-    if len(schedule.traffic) <= PREDICTION_MAX_TRANSFERS:
-        brute = beta + simulate(schedule, "fluid", "all-at-once").makespan_s
-    return {"scheduled_s": stats["cost_s"], "lower_bound_s": stats["kpbs_lower_bound_s"], "all_at_once_s": brute}
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -54,6 +54,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     summary = {"algorithm": schedule.info.algorithm, "frames": schedule.length, **prediction.to_dict(),
                "overhead_s": overhead, "duration_s": float(bound.duration_s),
                "frame_lower_bound": bound.frame_lower_bound, "frame_bound_time_s": float(bound.frame_bound_time_s)}
+    kpbs = None
+    if "kpbs_lower_bound_s" in schedule.info.stats:
+        from ..schedulers.kpbs import kpbs_prediction
+
+        kpbs = summary["kpbs"] = kpbs_prediction(schedule)
     if args.json:
         print_json(summary)
         return 0
@@ -67,6 +72,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     table.add_row("makespan", f"{prediction.makespan_s * 1e3:.3f} ms")
     table.add_row("throughput", mbps(prediction.throughput_Bps))
     table.add_row("of the liquid throughput", f"{prediction.ratio_to_bound:.1%}")
+    if kpbs is not None:
+        # Paper 004 §3: the scheduled cost, its lower bound and all at once, side by side.
+        brute = "-" if kpbs["all_at_once_s"] is None else f"{kpbs['all_at_once_s'] * 1e3:.3f} ms"
+        table.add_row("KPBS: scheduled, bound, all at once",
+                      f"{kpbs['scheduled_s'] * 1e3:.3f} ms, {kpbs['lower_bound_s'] * 1e3:.3f} ms, {brute}")
     if args.plot and args.plot != "-":
         table.add_row("written", str(args.plot))
     out.print(table)

@@ -223,6 +223,25 @@ def solstice(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedul
     return _peel(net, traffic, overhead_s, "solstice")
 
 
+#: The largest traffic whose all-at-once time is predicted beside a KPBS schedule (the fluid
+#: simulation grows as the square of the transfers).
+PREDICTION_MAX_TRANSFERS = 20_000
+
+
+def kpbs_prediction(schedule: Schedule) -> dict:
+    """Paper 004 §3's three figures side by side: the schedule's step cost Σ(β + longest
+    piece), the KPBS lower bound, and the time of every transfer sent at once (β once, then
+    the fluid model's fair sharing), or None above :data:`PREDICTION_MAX_TRANSFERS`."""
+    from ..simulate import simulate
+
+    stats = schedule.info.stats
+    beta = schedule.info.parameters.get("overhead_s", 0.0)
+    brute = None
+    if len(schedule.traffic) <= PREDICTION_MAX_TRANSFERS:
+        brute = beta + simulate(schedule, "fluid", "all-at-once").makespan_s
+    return {"scheduled_s": stats["cost_s"], "lower_bound_s": stats["kpbs_lower_bound_s"], "all_at_once_s": brute}
+
+
 #: The largest instance the exact reference takes: transfers, and steps it may consider.
 EXACT_MAX_TRANSFERS = 36
 EXACT_MAX_STEPS = 40
