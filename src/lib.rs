@@ -11,6 +11,7 @@ mod kpbs;
 mod liquid;
 mod simulate;
 mod sweep;
+mod weighted;
 
 /// Raise a core error as the matching exception of `liquidsched.errors`.
 pub(crate) fn to_py_err(py: Python<'_>, err: CoreError) -> PyErr {
@@ -38,5 +39,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     liquid::register(m)?;
     simulate::register(m)?;
     sweep::register(m)?;
+    weighted::register(m)?;
     Ok(())
 }

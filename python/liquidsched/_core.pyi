@@ -93,3 +93,7 @@ def simulate(
     bins: int = 0,
     slots: Sequence[int] = (),
 ) -> RawPrediction: ...
+def weighted_steps(
+    paths: Sequence[Sequence[int]], resources: int, times: Sequence[float], *, slots: Sequence[int] = (),
+    quantum: float = 0.0,
+) -> list[tuple[float, list[tuple[int, float]]]]: ...

@@ -12,6 +12,7 @@ pub mod rational;
 pub mod simulate;
 pub mod slots;
 pub mod sweep;
+pub mod weighted;
 #[cfg(test)]
 mod testing;
 

@@ -115,14 +115,14 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
     p.add_argument("--node-limit", type=int, metavar="N", help="liquid: stop after N search nodes")
     if overhead:
         p.add_argument("--overhead", type=float, metavar="S",
-                       help="ggp, oggp, solstice: β, the cost of starting a step, in seconds (default 0)")
+                       help="ggp, oggp, solstice, weighted: β, the cost of starting a step, in seconds (default 0)")
 
 
 #: Options that only some algorithms take: argument → (flag, algorithms, keyword of the algorithm).
 ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",), "seed"),
                      "time_limit": ("--time-limit", ("liquid", "cpsat"), "time_limit"),
                      "node_limit": ("--node-limit", ("liquid",), "node_limit"),
-                     "overhead": ("--overhead", ("ggp", "oggp", "solstice"), "overhead_s")}
+                     "overhead": ("--overhead", ("ggp", "oggp", "solstice", "weighted"), "overhead_s")}
 
 
 def algorithm_options(args: argparse.Namespace, algorithm: str) -> dict[str, Any]:

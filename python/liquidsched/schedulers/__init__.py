@@ -19,6 +19,7 @@ from .coloring import dsatur
 from .cpsat import cpsat
 from .kpbs import ggp, oggp, solstice
 from .liquid import liquid
+from .weighted import weighted
 
 Scheduler = Callable[..., Any]
 
@@ -31,6 +32,7 @@ SCHEDULERS: dict[str, Scheduler] = {
     "ggp": ggp,
     "oggp": oggp,
     "solstice": solstice,
+    "weighted": weighted,
 }
 
 
@@ -70,4 +72,4 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     return result
 
 
-__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp", "solstice"]
+__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp", "solstice", "weighted"]

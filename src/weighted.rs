@@ -1,0 +1,29 @@
+//! Bindings of the weighted scheduler (steps for traffics of any sizes).
+
+use pyo3::prelude::*;
+
+use crate::to_py_err;
+
+/// Steps for transfers of any sizes: `paths[t]` the resources of transfer `t`, `slots[r]` the
+/// transfers resource `r` carries at once (empty: one each), `times[t]` its time alone in its
+/// slots, `quantum` the shortest step while longer pieces remain. Returns the steps as
+/// `(length, [(transfer, time)])`.
+#[pyfunction]
+#[pyo3(signature = (paths, resources, times, *, slots=Vec::new(), quantum=0.0))]
+fn weighted_steps(
+    py: Python<'_>,
+    paths: Vec<Vec<u32>>,
+    resources: usize,
+    times: Vec<f64>,
+    slots: Vec<u32>,
+    quantum: f64,
+) -> PyResult<Vec<(f64, Vec<(usize, f64)>)>> {
+    let result = py.detach(|| liquidsched_core::weighted::weighted_steps(&paths, resources, &slots, &times, quantum));
+    let steps = result.map_err(|e| to_py_err(py, e))?;
+    Ok(steps.into_iter().map(|s| (s.length, s.pieces)).collect())
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(weighted_steps, m)?)?;
+    Ok(())
+}
