@@ -36,8 +36,10 @@ def weighted(net: Network, traffic: Traffic, overhead_s: float = 0.0, quantum_s:
     overhead_s
         β, the cost of a step.
     quantum_s
-        The shortest step while longer pieces remain (default β): fewer, longer steps when β is
-        large.
+        The shortest step while longer pieces remain. By default the best of β, 2β, 4β, … up to
+        the longest transfer, by the cost Σ(β + step length) of the steps each gives (the core
+        builds them in a fraction of a second): longer steps cost fewer β but leave slots idle
+        once short pieces end.
 
     Examples
     --------
@@ -51,9 +53,15 @@ def weighted(net: Network, traffic: Traffic, overhead_s: float = 0.0, quantum_s:
     """
     beta = Fraction(overhead_s)
     times = transfer_slot_times_s(net, traffic)
-    quantum = float(beta if quantum_s is None else quantum_s)
-    raw = _core.weighted_steps(traffic.resource_lists(net), len(net.resources), [float(t) for t in times],
-                               slots=net.resource_slots, quantum=quantum)
+    paths, seconds = traffic.resource_lists(net), [float(t) for t in times]
+    candidates = [float(quantum_s)] if quantum_s is not None else _quanta(float(beta), max(seconds))
+    best = None
+    for quantum in candidates:
+        steps = _core.weighted_steps(paths, len(net.resources), seconds, slots=net.resource_slots, quantum=quantum)
+        cost = sum(float(beta) + length for length, _ in steps)
+        if best is None or cost < best[0]:
+            best = (cost, quantum, steps)
+    _, quantum, raw = best
     schedule = Schedule(net, traffic, _pieces_of_steps(traffic, times, raw),
                         ScheduleInfo("weighted", parameters={"overhead_s": float(beta), "quantum_s": quantum}))
     if len(set(times)) == 1:
@@ -71,6 +79,14 @@ def weighted(net: Network, traffic: Traffic, overhead_s: float = 0.0, quantum_s:
     schedule.info.stats = dict(schedule.info.stats, cost_s=float(cost), steps_bound_s=float(floor),
                                cost_over_bound=float(cost / floor) if floor else 1.0)
     return schedule
+
+
+def _quanta(beta: float, longest: float) -> list[float]:
+    """β, 2β, 4β, … up to the longest transfer (0 alone when β = 0: steps then cost nothing)."""
+    quanta = [beta]
+    while 0 < quanta[-1] < longest:
+        quanta.append(quanta[-1] * 2)
+    return quanta
 
 
 def _pieces_of_steps(traffic: Traffic, times: list[Fraction], raw: list) -> list[list[Piece]]:
