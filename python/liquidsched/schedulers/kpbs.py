@@ -198,10 +198,9 @@ def ggp(net: Network, traffic: Traffic, overhead_s: float = 0.0) -> Schedule:
     --------
     >>> from liquidsched.topologies import backbone
     >>> from liquidsched.traffic import Traffic, Transfer
-    >>> net = backbone(3, 3, card_Bps=1e6, backbone_Bps=2e6)     # k = 2; paper 004 Fig. 2
-    >>> t = Traffic([Transfer("a1", "b1", 10**6), Transfer("a2", "b2", 10**6), Transfer("a3", "b3", 2 * 10**6)])
-    >>> s = ggp(net, t, overhead_s=0.1)
-    >>> s.length, s.info.stats["cost_s"]                          # 2 steps: 2 + 2β
+    >>> net = backbone(2, 2, card_Bps=1e6, backbone_Bps=1e6)     # k = 1: one transfer at a time
+    >>> s = ggp(net, Traffic([Transfer("a1", "b1", 10**6), Transfer("a2", "b2", 10**6)]), overhead_s=0.1)
+    >>> s.length, s.info.stats["cost_s"]                          # 2 steps of 1 s: 2 + 2β
     (2, 2.2)
     """
     return _peel(net, traffic, overhead_s, "ggp")
