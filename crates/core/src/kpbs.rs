@@ -182,6 +182,8 @@ pub fn peel(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize, how: 
     let mut left = ends.len();
     let mut steps = Vec::new();
     let mut peels = 0;
+    // The last peel's bottleneck: consecutive ones are close, so it is tried first.
+    let mut guess = 0u64;
     let heaviest = weight.iter().copied().max().unwrap_or(1);
     let mut threshold = 1u64 << (63 - heaviest.leading_zeros());
     while left > 0 {
@@ -196,7 +198,7 @@ pub fn peel(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize, how: 
             ));
         }
         if how == Peel::Bottleneck {
-            raise_bottleneck(&g, &mut m, &weight);
+            raise_bottleneck(&g, &mut m, &weight, &mut guess);
         }
         let t = m.edges().map(|e| weight[e]).min().expect("a perfect matching of a non-empty graph");
         let matched: Vec<usize> = m.edges().collect();
@@ -241,7 +243,21 @@ fn match_above_threshold(g: &DynamicBipartite, m: &mut Matching, weight: &[u64],
 
 /// Turn the perfect matching `m` into one whose smallest weight is largest: drop the edges at
 /// the current smallest weight and re-augment with heavier edges only, until that fails.
-fn raise_bottleneck(g: &DynamicBipartite, m: &mut Matching, weight: &[u64]) {
+fn raise_bottleneck(g: &DynamicBipartite, m: &mut Matching, weight: &[u64], guess: &mut u64) {
+    let floor = m.edges().map(|e| weight[e]).min().expect("a perfect matching");
+    if *guess > floor {
+        // Jump to the previous bottleneck in one search; on failure, climb level by level.
+        let mut better = m.clone();
+        let light: Vec<usize> = better.edges().filter(|&e| weight[e] < *guess).collect();
+        for e in light {
+            better.unmatch(g, e);
+        }
+        let at = *guess;
+        augment_to_maximum(g, &mut better, &|e| weight[e] >= at);
+        if better.is_perfect() {
+            *m = better;
+        }
+    }
     loop {
         let floor = m.edges().map(|e| weight[e]).min().expect("a perfect matching");
         let mut better = m.clone();
@@ -249,8 +265,9 @@ fn raise_bottleneck(g: &DynamicBipartite, m: &mut Matching, weight: &[u64]) {
         for e in lightest {
             better.unmatch(g, e);
         }
-        augment_to_maximum(g, &mut better, &|e| g.is_alive(e) && weight[e] > floor);
+        augment_to_maximum(g, &mut better, &|e| weight[e] > floor);
         if !better.is_perfect() {
+            *guess = floor;
             return;
         }
         *m = better;
