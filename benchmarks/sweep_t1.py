@@ -15,7 +15,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-from liquidsched.io.files import write_atomic
+from liquidsched.io.output import write_output
 from liquidsched.sweep import run_sweep, sweep_model, sweep_python
 from liquidsched.topologies import swiss_t1
 
@@ -51,7 +51,7 @@ def main() -> None:
     if "python" in record:
         table.add_row("plain Python loop", f"{record['python']['time_s']:.3f}", str(record["python"]["classes"]), "1x")
     Console().print(table)
-    write_atomic(args.output, json.dumps(record, indent=2) + "\n")
+    write_output(args.output, json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":

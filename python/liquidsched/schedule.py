@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .bounds import Bound, SlotTimes, compute_bound, slot_times
 from .errors import ScheduleFormatError
@@ -199,8 +199,6 @@ class Schedule:
         try:
             _check_is_schedule_document(doc)
             top = Fields(doc, "", E, ("format", "version", "info", "network", "traffic", "frames"))
-            if top.get("format", read_str) != FORMAT:
-                raise E(f"format: expected {FORMAT!r}")
             if top.get("version", read_count) != VERSION:
                 raise E(f"version: unsupported (this liquidsched reads {VERSION})")
             info = _read_info(top.get("info", read_mapping, {"algorithm": "unknown"}))
@@ -229,6 +227,29 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"Schedule({self.info.algorithm!r}, {self.length} frames, {len(self.traffic)} transfers)"
+
+
+def frames_of_shares(traffic: Traffic, steps: Iterable[Iterable[tuple[int, Any]]],
+                     upto: Callable[[int, Any], int]) -> list[list[Piece]]:
+    """Frames of whole-byte pieces from steps of ``(transfer index, amount)``: a transfer's bytes
+    are cut at ``upto(t, its amount so far)`` (the bytes sent once that much of it is done), so
+    that its pieces add up to its size whatever the rounding; empty pieces and frames are left
+    out. The schedulers that cut transfers (KPBS, weighted) share it."""
+    names = traffic.names
+    done: list[Any] = [0] * len(traffic)
+    sent = [0] * len(traffic)
+    frames = []
+    for step in steps:
+        frame = []
+        for t, amount in step:
+            done[t] += amount
+            cut = upto(t, done[t])
+            if cut > sent[t]:
+                frame.append(Piece(names[t], cut - sent[t]))
+                sent[t] = cut
+        if frame:
+            frames.append(frame)
+    return frames
 
 
 def _check_is_schedule_document(doc: Any) -> None:

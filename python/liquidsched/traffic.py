@@ -21,7 +21,7 @@ import numpy as np
 
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
-from .io.files import read_document
+from .io.files import read_document, read_text
 from .network import Network
 from .units import MAX_SIZE_BYTES, parse_size
 
@@ -565,11 +565,10 @@ def load_traffic(path: str | os.PathLike) -> Traffic:
     p = Path(path)
     if p.suffix.lower() != ".csv":
         return Traffic.from_dict(read_document(p, TrafficError), str(p))
+    text = read_text(p, TrafficError)
     try:
-        rows = [r for r in csv.reader(io.StringIO(p.read_text(encoding="utf-8"))) if any(c.strip() for c in r)]
-    except FileNotFoundError:
-        raise TrafficError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+    except csv.Error as e:
         raise TrafficError(f"{p}: cannot read: {e}") from None
     if not rows:
         raise TrafficError(f"{p}: empty file")

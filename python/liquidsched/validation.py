@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .errors import ScheduleInvalidError
-from .schedule import Schedule
+from .schedule import Piece, Schedule
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,24 @@ class Violation:
 
     def __str__(self) -> str:
         return self.message
+
+
+def piece_violation(frame: int, piece: Piece, index: dict[str, int]) -> Violation | None:
+    """What makes a piece unusable by any model — a transfer the traffic does not have, or no
+    bytes — or None."""
+    if piece.transfer not in index:
+        return Violation("unknown-transfer", f"frame {frame}: unknown transfer {piece.transfer!r}")
+    if piece.bytes <= 0:
+        return Violation("bad-bytes", f"frame {frame}: transfer {piece.transfer} has {piece.bytes} bytes (expected > 0)")
+    return None
+
+
+def unusable_pieces(schedule: Schedule) -> list[Violation]:
+    """The violations of :func:`piece_violation`, in frame order: a pass over the pieces that
+    looks at no path (what a simulation must refuse)."""
+    index = schedule.traffic.index
+    return [v for f, frame in enumerate(schedule.frames, start=1) for piece in frame
+            if (v := piece_violation(f, piece, index)) is not None]
 
 
 def validate(schedule: Schedule) -> list[Violation]:
@@ -57,14 +75,11 @@ def validate(schedule: Schedule) -> list[Violation]:
             # fluid one: a schedule that has one is not what its frame count says.
             violations.append(Violation("empty-frame", f"frame {f} is empty"))
         for piece in frame:
-            i = traffic.index.get(piece.transfer)
-            if i is None:
-                violations.append(Violation("unknown-transfer", f"frame {f}: unknown transfer {piece.transfer!r}"))
+            unusable = piece_violation(f, piece, traffic.index)
+            if unusable is not None:
+                violations.append(unusable)
                 continue
-            if piece.bytes <= 0:
-                violations.append(Violation(
-                    "bad-bytes", f"frame {f}: transfer {piece.transfer} has {piece.bytes} bytes (expected > 0)"))
-                continue
+            i = traffic.index[piece.transfer]
             delivered[i] += piece.bytes
             frames_of[i].append(f)
             if i in in_frame:

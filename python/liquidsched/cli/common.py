@@ -125,13 +125,18 @@ ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",), "seed"),
                      "overhead": ("--overhead", ("ggp", "oggp", "solstice", "weighted"), "overhead_s")}
 
 
-def algorithm_options(args: argparse.Namespace, algorithm: str) -> dict[str, Any]:
+def algorithm_options(args: argparse.Namespace, algorithm: str, shared: tuple[str, ...] = ()) -> dict[str, Any]:
     """The options given for ``algorithm``; one given to an algorithm that does not take it is
-    an error."""
+    an error, unless it is ``shared``: an option of the command itself (``simulate``'s β), which
+    an algorithm that takes it receives too."""
     options: dict[str, Any] = {}
     for key, (flag, algorithms, keyword) in ALGORITHM_OPTIONS.items():
         value = getattr(args, key, None)
-        if value is None or (key == "overhead" and getattr(args, "model_overhead", False)):
+        if key in shared:
+            if value and algorithm in algorithms:
+                options[keyword] = value
+            continue
+        if value is None:
             continue
         if algorithm not in algorithms:
             raise InputError(f"{flag} applies to --algorithm {' or '.join(algorithms)}, not {algorithm}")
@@ -149,8 +154,9 @@ def add_schedule_options(p: argparse.ArgumentParser, overhead: bool = True) -> N
     add_algorithm_options(p, default=None, overhead=overhead)
 
 
-def schedule_from_args(args: argparse.Namespace):
-    """The schedule of ``--schedule FILE``, or built by ``--algorithm`` for ``--topology``."""
+def schedule_from_args(args: argparse.Namespace, shared: tuple[str, ...] = ()):
+    """The schedule of ``--schedule FILE``, or built by ``--algorithm`` for ``--topology``
+    (``shared``: see :func:`algorithm_options`)."""
     from ..schedule import Schedule
     from ..schedulers import plan
 
@@ -159,7 +165,7 @@ def schedule_from_args(args: argparse.Namespace):
                                         ("--alloc", "alloc"), ("--traffic", "traffic"), ("--size", "size"))
                  if getattr(args, key, None) is not None]
         given += [flag for key, (flag, _, _) in ALGORITHM_OPTIONS.items()
-                  if getattr(args, key, None) is not None and not (key == "overhead" and getattr(args, "model_overhead", False))]
+                  if getattr(args, key, None) is not None and key not in shared]
         if given:
             raise InputError(f"--schedule FILE already fixes the network, traffic and schedule; "
                              f"{', '.join(given)} cannot be given with it")
@@ -167,11 +173,7 @@ def schedule_from_args(args: argparse.Namespace):
     if not (args.topology and args.algorithm):
         raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
     net, traffic = problem(args)
-    options = algorithm_options(args, args.algorithm)
-    if getattr(args, "model_overhead", False) and args.overhead and args.algorithm in ALGORITHM_OPTIONS["overhead"][1]:
-        # simulate's β is the model's and the step cost the scheduler minimises alike.
-        options["overhead_s"] = args.overhead
-    return plan(net, traffic, args.algorithm, **options)
+    return plan(net, traffic, args.algorithm, **algorithm_options(args, args.algorithm, shared))
 
 
 def check_outputs(args: argparse.Namespace) -> None:
@@ -185,6 +187,13 @@ def check_outputs(args: argparse.Namespace) -> None:
         check_output(output)
     if plot and output and plot != "-" and str(plot) == str(output):
         raise InputError(f"--output and --plot are both {output}")
+
+
+def print_violations(where: str, violations: list[str]) -> None:
+    """Every violation of a schedule on the error stream, under one line naming it."""
+    err.print(f"{where}: invalid, {len(violations)} violation(s):", markup=False)
+    for v in violations:
+        err.print(f"  {v}", markup=False)
 
 
 def print_json(data: Any) -> None:

@@ -7,7 +7,7 @@ import argparse
 
 from ..errors import InputError, LiquidschedError
 from .common import (DEFAULT_ALGORITHM, add_algorithm_options, add_problem_options, algorithm_options, command_help, err, mbps,
-                     names, out, print_json, problem, slot_summary)
+                     names, out, print_json, print_violations, problem, slot_summary)
 
 
 def cmd_bound(args: argparse.Namespace) -> int:
@@ -126,9 +126,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_json({"valid": not violations, "length": schedule.length,
                     "violations": [{"kind": v.kind, "message": v.message} for v in violations]})
     elif violations:
-        err.print(f"{args.schedule}: invalid, {len(violations)} violation(s):", markup=False)
-        for v in violations:
-            err.print(f"  {v.message}", markup=False)
+        print_violations(args.schedule, [v.message for v in violations])
     else:
         out.print(f"{args.schedule}: valid, {schedule.length} frames, {len(schedule.traffic)} transfers", markup=False)
     return 1 if violations else 0

@@ -25,7 +25,8 @@ from ..errors import InputError
 from ..execute import MODES, PREDICTION_OF_MODE, ExchangeFailedError, ExchangeResult, run_exchange
 from ..io.files import write_document
 from ..schedule import Schedule
-from .common import add_schedule_options, command_help, err, mbps, out, print_json, schedule_from_args
+from .common import (add_schedule_options, command_help, err, mbps, out, print_json, print_violations,
+                     schedule_from_args)
 
 
 def _modes(text: str) -> list[str]:
@@ -64,9 +65,7 @@ def checked_schedule(schedule: Schedule, force: bool, where: str) -> list[str]:
 
     violations = [v.message for v in validate(schedule)]
     if violations:
-        err.print(f"{where}: invalid, {len(violations)} violation(s):", markup=False)
-        for v in violations:
-            err.print(f"  {v}", markup=False)
+        print_violations(where, violations)
         if not force:
             raise InputError(f"{where}: the schedule is invalid (liquidsched check lists the same); "
                              "--force runs it anyway")

@@ -40,7 +40,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     model, policy, overhead = simulation_options(args)
     if args.backend == "simgrid" and args.plot:
         raise InputError("--plot needs the utilisation map of the rust backend; SimGrid gives finish times only")
-    schedule = schedule_from_args(args)
+    # simulate's β is the model's and the step cost a scheduler that takes one minimises alike.
+    schedule = schedule_from_args(args, shared=("overhead",))
     violations = validate(schedule)
     if violations and model != "fluid":
         raise InputError(f"the schedule is not valid in the slot model ({violations[0]}); "
@@ -88,7 +89,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("simulate", help=command_help("simulate"))
     add_schedule_options(p, overhead=False)
-    p.set_defaults(model_overhead=True)
     p.add_argument("--model", choices=MODELS,
                    help=f"the network model (default {DEFAULT_MODEL}: it follows the schedule frame by frame; "
                         "fluid when --policy or --backend simgrid is given)")

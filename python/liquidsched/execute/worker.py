@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from mpi4py import MPI
 
-from ..io.files import write_atomic
+from ..io.output import write_output
 from ..schedule import Schedule
 from .plan import ExchangePlan, Message, exchange_plan, pattern
 
@@ -176,12 +176,12 @@ def main() -> None:
            "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "started": time.time()}
     for mode in job["modes"]:
         if comm.Get_rank() == 0:
-            write_atomic(job["output"], json.dumps(out | {"running": mode}, indent=2))
+            write_output(job["output"], json.dumps(out | {"running": mode}, indent=2))
         out["modes"][mode] = timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"])
     # Peak resident memory of every rank (kB on Linux), to keep the memory estimate honest.
     rss = comm.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, root=0)
     if comm.Get_rank() == 0:
-        write_atomic(job["output"], json.dumps(out | {"max_rss_bytes": rss}, indent=2))
+        write_output(job["output"], json.dumps(out | {"max_rss_bytes": rss}, indent=2))
 
 
 if __name__ == "__main__":

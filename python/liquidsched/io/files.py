@@ -96,11 +96,6 @@ def dump_document(data: Any, path: str | os.PathLike) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write a file whole (see :func:`liquidsched.io.output.write_output`)."""
-    write_output(path, data)
-
-
 def write_document(data: Any, path: str | os.PathLike) -> None:
     """Write ``data`` as JSON or YAML (by extension), whole or not at all."""
     write_output(path, dump_document(data, path))

@@ -41,7 +41,7 @@ from typing import Iterator
 from ..errors import TopologyError
 from ..network import HOST, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
-from .files import write_atomic
+from .output import write_output
 
 E = TopologyError
 SHARED, SPLITDUPLEX, FATPIPE = "SHARED", "SPLITDUPLEX", "FATPIPE"
@@ -134,7 +134,7 @@ def platform_xml(net: Network, latencies: bool = True) -> str:
 
 def save_platform(net: Network, path: str | os.PathLike) -> None:
     """Write ``net`` as a SimGrid platform file, atomically."""
-    write_atomic(path, platform_xml(net))
+    write_output(path, platform_xml(net))
 
 
 # -- import --------------------------------------------------------------------------------------

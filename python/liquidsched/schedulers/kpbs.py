@@ -26,7 +26,7 @@ from .. import _core
 from ..bounds import transfer_slot_times_s
 from ..errors import TrafficError
 from ..network import Network
-from ..schedule import Piece, Schedule, ScheduleInfo
+from ..schedule import Schedule, ScheduleInfo, frames_of_shares
 from ..traffic import Traffic
 
 #: The largest weight, in units, given to the core when β = 0 and the times' common divisor
@@ -167,20 +167,8 @@ def _peel(net: Network, traffic: Traffic, overhead_s: float, name: str) -> Sched
     steps, degree, peels = _core.kpbs_peel(len(instance.senders), len(instance.receivers), edges, instance.k,
                                            strategy=PEELING[name])
     sizes = [t.size_bytes for t in traffic]
-    names = traffic.names
-    done_units = [0] * len(sizes)
-    frames = []
-    for _, pieces in steps:
-        frame = []
-        for e, units in pieces:
-            # Bytes in proportion to the units, cumulated so that the pieces add up exactly.
-            before = sizes[e] * done_units[e] // weights[e]
-            done_units[e] += units
-            after = sizes[e] * done_units[e] // weights[e]
-            if after > before:
-                frame.append(Piece(names[e], after - before))
-        if frame:
-            frames.append(frame)
+    # Bytes in proportion to the units done.
+    frames = frames_of_shares(traffic, (pieces for _, pieces in steps), lambda e, units: sizes[e] * units // weights[e])
     info = ScheduleInfo(name, parameters={"overhead_s": float(beta), "k": instance.k})
     schedule = Schedule(net, traffic, frames, info)
     bound = kpbs_lower_bound_s(instance, beta)
@@ -308,22 +296,12 @@ def kpbs_optimum(net: Network, traffic: Traffic, overhead_s: float = 0.0, time_l
     if status not in ("Optimal", "Time limit reached") or h.getInfo().primal_solution_status != 2:
         return heuristic
     sizes = [t.size_bytes for t in traffic]
-    frames = []
-    done = [Fraction(0)] * len(times)
-    for s in range(steps):
-        frame = []
-        for e, w in enumerate(times):
-            piece = Fraction(h.val(x[e][s])).limit_denominator(10**9) / Fraction(w).limit_denominator(10**9)
-            if piece <= 1e-9:
-                continue
-            # Cumulated shares rounded to whole bytes, the last piece taking the rest.
-            before = int(sizes[e] * min(done[e], 1))
-            done[e] += piece
-            after = sizes[e] if done[e] >= 1 - Fraction(1, 10**6) else int(sizes[e] * done[e])
-            if after > before:
-                frame.append(Piece(traffic.names[e], after - before))
-        if frame:
-            frames.append(frame)
+    shares = [[(e, share) for e, w in enumerate(times)
+               if (share := Fraction(h.val(x[e][s])).limit_denominator(10**9) / Fraction(w).limit_denominator(10**9))
+               > 1e-9] for s in range(steps)]
+    # Shares rounded to whole bytes, the last piece taking the rest.
+    frames = frames_of_shares(traffic, shares,
+                              lambda e, done: sizes[e] if done >= 1 - Fraction(1, 10**6) else int(sizes[e] * done))
     proven = status == "Optimal"
     info = ScheduleInfo("kpbs-milp", parameters={"overhead_s": float(beta), "k": instance.k},
                         optimal=None, stats={"proven": proven, "steps_considered": steps,

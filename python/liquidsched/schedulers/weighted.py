@@ -17,10 +17,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .. import _core
-from ..bounds import compute_bound, frame_lower_bound, transfer_slot_times_s
+from ..bounds import transfer_slot_times_s
 from ..errors import ProblemTooLargeError
 from ..network import Network
-from ..schedule import Piece, Schedule, ScheduleInfo
+from ..schedule import Piece, Schedule, ScheduleInfo, frames_of_shares
 from ..traffic import Traffic
 
 #: The time budget of the liquid search that ``weighted`` also runs when every transfer takes
@@ -64,18 +64,19 @@ def weighted(net: Network, traffic: Traffic, overhead_s: float = 0.0, quantum_s:
     _, quantum, raw = best
     schedule = Schedule(net, traffic, _pieces_of_steps(traffic, times, raw),
                         ScheduleInfo("weighted", parameters={"overhead_s": float(beta), "quantum_s": quantum}))
+    cost = schedule.makespan_s(beta)
     if len(set(times)) == 1:
         from .liquid import liquid
 
         searched = liquid(net, traffic, time_limit=EQUAL_TIMES_SEARCH_S)
-        if searched.makespan_s(beta) < schedule.makespan_s(beta):
+        searched_cost = searched.makespan_s(beta)
+        if searched_cost < cost:
+            searched.info.algorithm = "weighted"
             searched.info.parameters = schedule.info.parameters
             searched.info.stats = dict(searched.info.stats, source="liquid search (equal times)")
-            schedule = Schedule(net, traffic, searched.frames, searched.info)
-            schedule.info.algorithm = "weighted"
-    bound = compute_bound(net, traffic)
-    floor = bound.duration_s + beta * frame_lower_bound(traffic.resource_sets(net), net.resource_slots)
-    cost = schedule.makespan_s(beta)
+            schedule, cost = searched, searched_cost
+    bound = schedule.bound  # Λ and the frame bound, computed once and kept with the schedule
+    floor = bound.duration_s + beta * bound.frame_lower_bound
     schedule.info.stats = dict(schedule.info.stats, cost_s=float(cost), steps_bound_s=float(floor),
                                cost_over_bound=float(cost / floor) if floor else 1.0)
     return schedule
@@ -93,22 +94,13 @@ def _pieces_of_steps(traffic: Traffic, times: list[Fraction], raw: list) -> list
     """Frames of whole-byte pieces from the core's steps of times: each transfer's bytes cut at
     its cumulated share of time, the last piece taking the rest."""
     sizes = [t.size_bytes for t in traffic]
-    names = traffic.names
-    done = [0.0] * len(sizes)
-    sent = [0] * len(sizes)
-    frames = []
-    for _, pieces in raw:
-        frame = []
-        for t, seconds in pieces:
-            done[t] += seconds
-            share = done[t] / float(times[t])
-            upto = sizes[t] if share >= 1 - 1e-12 else min(sizes[t], int(sizes[t] * share))
-            if upto > sent[t]:
-                frame.append(Piece(names[t], upto - sent[t]))
-                sent[t] = upto
-        if frame:
-            frames.append(frame)
-    return frames
+    seconds = [float(t) for t in times]
+
+    def upto(t: int, done: float) -> int:
+        share = done / seconds[t]
+        return sizes[t] if share >= 1 - 1e-12 else min(sizes[t], int(sizes[t] * share))
+
+    return frames_of_shares(traffic, (pieces for _, pieces in raw), upto)
 
 
 #: The largest traffic whose fractional optimum is computed (the pricing problem is a MILP).

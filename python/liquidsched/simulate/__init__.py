@@ -140,9 +140,9 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
 def _check_simulable(schedule: Schedule) -> None:
     """Refuse pieces no model can run: of a transfer the traffic does not have, or of no bytes.
     (Other violations, such as a resource over its slots, the fluid model simulates.)"""
-    from ..validation import validate
+    from ..validation import unusable_pieces
 
-    unusable = [v for v in validate(schedule) if v.kind in ("unknown-transfer", "bad-bytes")]
+    unusable = unusable_pieces(schedule)
     if unusable:
         more = f" (and {len(unusable) - 1} more)" if len(unusable) > 1 else ""
         raise InputError(f"cannot simulate this schedule: {unusable[0]}{more}")
