@@ -39,7 +39,7 @@ from liquidsched.execute import run_exchange
 from liquidsched.io.files import write_document
 from liquidsched.schedule import Piece, Schedule, ScheduleInfo
 from liquidsched.simulate import simulate
-from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all
+from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all, random_matrix
 from liquidsched.units import parse_size
 
 MB = 1_000_000
@@ -63,25 +63,16 @@ BACKBONE_10 = "backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s"
 KPBS_BETA_S = 0.01
 
 
-def redistribution(net, seed: int, largest_bytes: int) -> Traffic:
-    """A paper 004 §4 pattern: each (sender, receiver) pair present with probability 1/2, its
-    size uniform in [largest / 8, largest] (the paper's [10, 80] MB, scaled)."""
-    import random
-
-    rng = random.Random(seed)
-    senders = [h for h in net.hosts() if net.nodes[h].sends]
-    receivers = [h for h in net.hosts() if net.nodes[h].receives]
-    return Traffic([Transfer(s, d, rng.randint(largest_bytes // 8, largest_bytes))
-                    for s in senders for d in receivers if rng.random() < 0.5], f"random-{seed}")
-
-
 def kpbs_experiments(size_bytes: int) -> list[tuple[str, list[tuple[str, Schedule, str]]]]:
     """The 10 + 10 backbone: two random redistributions and an all-to-all, OGGP frame by frame
     against all at once and MPI_Alltoallv."""
     net = build_topology(BACKBONE_10)
     out = []
-    for name, traffic in (("random 1", redistribution(net, 1, size_bytes // 2)),
-                          ("random 2", redistribution(net, 2, size_bytes // 2)),
+    # Paper 004 §4 patterns: pairs present with probability 1/2, sizes uniform in
+    # [largest / 8, largest] (the paper's [10, 80] MB, scaled).
+    largest = size_bytes // 2
+    for name, traffic in (("random 1", random_matrix(net, seed=1, density=0.5, min_bytes=largest // 8, max_bytes=largest)),
+                          ("random 2", random_matrix(net, seed=2, density=0.5, min_bytes=largest // 8, max_bytes=largest)),
                           ("all-to-all", all_to_all(net, size_bytes=size_bytes // 8))):
         oggp = plan(net, traffic, "oggp", overhead_s=KPBS_BETA_S)
         out.append((f"backbone 10+10 k=5, {name}", [("OGGP, frames", oggp, "frames"), ("all at once", oggp, "all-at-once"),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from .errors import RoutingError, TopologyError
 from .routing import Routing, ShortestPath, check_route, check_switch_path, composes, routes_of, switch_paths_to
@@ -33,6 +33,23 @@ if TYPE_CHECKING:  # pragma: no cover
 HOST = "host"
 SWITCH = "switch"
 ROLES = ("both", "sender", "receiver")
+
+
+def _each_or_errors(items: list, add: Callable[[list], None]) -> dict:
+    """``add(items)`` in one go (a search shared by all); when it fails, ``add`` each alone to
+    find which fail (rare), returning the error of each."""
+    try:
+        add(items)
+        return {}
+    except RoutingError:
+        pass
+    failed = {}
+    for item in items:
+        try:
+            add([item])
+        except RoutingError as e:
+            failed[item] = e
+    return failed
 
 
 #: The most slots a resource may have (the core counts them in 32 bits).
@@ -325,38 +342,21 @@ class Network:
     def _add_switch_routes(self, firsts: list[str], last: str) -> dict[str, RoutingError]:
         """Compute and check the paths from each of ``firsts`` to switch ``last``; return the
         error of each that fails."""
-        try:
-            for first, nodes in switch_paths_to(self.routing, self, last, firsts):
+
+        def add(some: list[str]) -> None:
+            for first, nodes in switch_paths_to(self.routing, self, last, some):
                 self._switch_routes[(first, last)] = check_switch_path(self, first, last, nodes)
-            return {}
-        except RoutingError:
-            pass
-        # Some path fails: find which, one at a time (rare, so the shared search is not missed).
-        failed = {}
-        for first in firsts:
-            try:
-                for _, nodes in switch_paths_to(self.routing, self, last, [first]):
-                    self._switch_routes[(first, last)] = check_switch_path(self, first, last, nodes)
-            except RoutingError as e:
-                failed[first] = e
-        return failed
+
+        return _each_or_errors(firsts, add)
 
     def _add_host_routes(self, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], RoutingError]:
         """Compute and check the route of each host pair; return the error of each that fails."""
-        try:
-            for src, dst, nodes in routes_of(self.routing, self, pairs):
+
+        def add(some: list[tuple[str, str]]) -> None:
+            for src, dst, nodes in routes_of(self.routing, self, some):
                 self._routes[(src, dst)] = check_route(self, src, dst, nodes)
-            return {}
-        except RoutingError:
-            pass
-        failed = {}
-        for pair in pairs:
-            try:
-                for src, dst, nodes in routes_of(self.routing, self, [pair]):
-                    self._routes[(src, dst)] = check_route(self, src, dst, nodes)
-            except RoutingError as e:
-                failed[pair] = e
-        return failed
+
+        return _each_or_errors(pairs, add)
 
     def _switch_route(self, first: str, last: str, src: str, dst: str) -> tuple[str, ...]:
         """The links from switch ``first`` to switch ``last``, computed and checked when first

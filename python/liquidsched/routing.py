@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from .errors import RoutingError
 
@@ -101,31 +101,34 @@ class ShortestPath:
             yield first, nodes
 
 
-def _distances_to(net: RoutingGraph, dst: str) -> dict[str, int]:
-    """Hop distance of every node that can reach ``dst`` through switches only."""
+def hop_distances(dst: str, neighbours: Callable[[str], Iterable[str]], forwards: Callable[[str], bool],
+                  ends: bool = True) -> dict[str, int]:
+    """Hops to ``dst`` of every node that reaches it through nodes that ``forwards`` (switches):
+    a breadth-first search from ``dst`` over ``neighbours`` (the nodes with a link towards a
+    node). A node that does not forward gets a distance when ``ends`` (a host at the start of a
+    route) but is never passed through."""
     dist = {dst: 0}
     queue = deque([dst])
     while queue:
         v = queue.popleft()
-        for u in net.in_neighbours(v):
+        for u in neighbours(v):
             if u not in dist:
-                dist[u] = dist[v] + 1
-                if net.is_switch(u):
+                if forwards(u):
+                    dist[u] = dist[v] + 1
                     queue.append(u)
+                elif ends:
+                    dist[u] = dist[v] + 1
     return dist
+
+
+def _distances_to(net: RoutingGraph, dst: str) -> dict[str, int]:
+    """Hop distance of every node that can reach ``dst`` through switches only."""
+    return hop_distances(dst, net.in_neighbours, net.is_switch)
 
 
 def _switch_distances_to(net: RoutingGraph, last: str) -> dict[str, int]:
     """Hop distance of every switch that reaches switch ``last`` through switches only."""
-    dist = {last: 0}
-    queue = deque([last])
-    while queue:
-        v = queue.popleft()
-        for u in net.in_neighbours(v):
-            if u not in dist and net.is_switch(u):
-                dist[u] = dist[v] + 1
-                queue.append(u)
-    return dist
+    return hop_distances(last, net.in_neighbours, net.is_switch, ends=False)
 
 
 @dataclass(frozen=True)

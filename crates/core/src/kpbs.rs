@@ -101,18 +101,28 @@ pub fn lower_bound(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize
     check_instance(n1, n2, edges, k)?;
     let k = k.min(n1).min(n2).max(1) as u64;
     let (mut deg_s, mut deg_r) = (vec![0u64; n1], vec![0u64; n2]);
-    let (mut w_s, mut w_r) = (vec![0u64; n1], vec![0u64; n2]);
-    for &(s, r, w) in edges {
+    for &(s, r, _) in edges {
         deg_s[s] += 1;
         deg_r[r] += 1;
+    }
+    let degree = deg_s.iter().chain(&deg_r).copied().max().unwrap_or(0);
+    let count = edges.len() as u64;
+    Ok(degree.max(count.div_ceil(k)) + regular_degree(&vertex_loads(n1, n2, edges), k))
+}
+
+/// The weight at each sender and at each receiver, and the total.
+fn vertex_loads(n1: usize, n2: usize, edges: &[(usize, usize, u64)]) -> (Vec<u64>, Vec<u64>, u64) {
+    let (mut w_s, mut w_r) = (vec![0u64; n1], vec![0u64; n2]);
+    for &(s, r, w) in edges {
         w_s[s] += w;
         w_r[r] += w;
     }
-    let degree = deg_s.iter().chain(&deg_r).copied().max().unwrap_or(0);
-    let weight = w_s.iter().chain(&w_r).copied().max().unwrap_or(0);
-    let total: u64 = edges.iter().map(|e| e.2).sum();
-    let count = edges.len() as u64;
-    Ok(degree.max(count.div_ceil(k)) + weight.max(total.div_ceil(k)))
+    (w_s, w_r, edges.iter().map(|e| e.2).sum())
+}
+
+/// `R = max(W, ⌈P/k⌉)`: the degree of the completed graph, the data part of the lower bound.
+fn regular_degree((w_s, w_r, total): &(Vec<u64>, Vec<u64>, u64), k: u64) -> u64 {
+    w_s.iter().chain(w_r).copied().max().unwrap_or(0).max(total.div_ceil(k))
 }
 
 /// Schedule the redistribution `edges` (sender, receiver, weight in units) on `n1 × n2` hosts
@@ -124,14 +134,9 @@ pub fn peel(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize, how: 
     }
     // k above a side's size changes nothing: a step has at most min(n1, n2) transfers.
     let k = k.min(n1).min(n2);
-    let (mut w_s, mut w_r) = (vec![0u64; n1], vec![0u64; n2]);
-    for &(s, r, w) in edges {
-        w_s[s] += w;
-        w_r[r] += w;
-    }
-    let total: u64 = edges.iter().map(|e| e.2).sum();
-    let max_vertex = w_s.iter().chain(&w_r).copied().max().unwrap_or(0);
-    let degree = max_vertex.max(total.div_ceil(k as u64));
+    let loads = vertex_loads(n1, n2, edges);
+    let degree = regular_degree(&loads, k as u64);
+    let (mut w_s, mut w_r, total) = loads;
 
     // Left: real senders 0..n1, dummy senders n1..n; right: real receivers 0..n2, dummies n2..n.
     let n = n1 + n2 - k;
@@ -190,7 +195,8 @@ pub fn peel(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize, how: 
         if how == Peel::Threshold {
             match_above_threshold(&g, &mut m, &weight, &mut threshold);
         } else {
-            augment_to_maximum(&g, &mut m, &|e| g.is_alive(e));
+            // Adjacency holds live edges only: every one is usable.
+            augment_to_maximum(&g, &mut m, &|_| true);
         }
         if !m.is_perfect() {
             return Err(CoreError::InvalidInput(

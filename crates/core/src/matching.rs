@@ -105,7 +105,7 @@ const UNREACHED: u32 = u32::MAX;
 /// Grow `m` to a maximum matching of the live edges that `usable` accepts (Hopcroft–Karp,
 /// phases of shortest augmenting paths from the free left vertices). Edges of `m` must be live
 /// and usable. Returns the size reached.
-pub fn augment_to_maximum(g: &DynamicBipartite, m: &mut Matching, usable: &dyn Fn(usize) -> bool) -> usize {
+pub fn augment_to_maximum(g: &DynamicBipartite, m: &mut Matching, usable: &impl Fn(usize) -> bool) -> usize {
     let n = g.side();
     let mut layer = vec![UNREACHED; n];
     let mut queue = Vec::with_capacity(n);
@@ -169,7 +169,7 @@ pub fn augment_to_maximum(g: &DynamicBipartite, m: &mut Matching, usable: &dyn F
 fn augment_from(
     g: &DynamicBipartite,
     m: &mut Matching,
-    usable: &dyn Fn(usize) -> bool,
+    usable: &impl Fn(usize) -> bool,
     layer: &[u32],
     next: &mut [usize],
     start: usize,

@@ -25,6 +25,16 @@ pub fn checked_slots(slots: &[u32], resources: usize) -> CoreResult<Vec<u32>> {
     Ok(slots.to_vec())
 }
 
+/// Check that every resource of every path is below `resources`.
+pub fn check_paths(paths: &[Vec<u32>], resources: usize) -> CoreResult<()> {
+    for (t, path) in paths.iter().enumerate() {
+        if let Some(&r) = path.iter().find(|&&r| r as usize >= resources) {
+            return Err(CoreError::InvalidInput(format!("transfer {t} uses resource {r} but there are {resources}")));
+        }
+    }
+    Ok(())
+}
+
 /// Frames needed by `n` transfers on a resource of `slots` slots.
 #[inline]
 pub fn frames_for(n: u32, slots: u32) -> u32 {

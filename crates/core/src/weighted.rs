@@ -5,7 +5,7 @@
 //! Times are in any unit (the caller's): `times[t]` is transfer `t`'s time alone in its slots.
 
 use crate::error::CoreError;
-use crate::slots::checked_slots;
+use crate::slots::{check_paths, checked_slots};
 
 /// One step: its length and the pieces `(transfer, time)` sent in it.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,13 +30,9 @@ pub fn weighted_steps(
     if times.len() != paths.len() {
         return Err(CoreError::InvalidInput(format!("{} times for {} transfers", times.len(), paths.len())));
     }
-    for (t, path) in paths.iter().enumerate() {
-        if !(times[t] > 0.0 && times[t].is_finite()) {
-            return Err(CoreError::InvalidInput(format!("transfer {t}: time must be positive and finite")));
-        }
-        if let Some(&r) = path.iter().find(|&&r| r as usize >= resources) {
-            return Err(CoreError::InvalidInput(format!("transfer {t}: resource {r} out of range")));
-        }
+    check_paths(paths, resources)?;
+    if let Some(t) = times.iter().position(|&x| !(x > 0.0 && x.is_finite())) {
+        return Err(CoreError::InvalidInput(format!("transfer {t}: time must be positive and finite")));
     }
     if !(quantum >= 0.0 && quantum.is_finite()) {
         return Err(CoreError::InvalidInput("quantum must be non-negative and finite".into()));

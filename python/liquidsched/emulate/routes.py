@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING
 
 from ..errors import TopologyError
 from ..network import Network
-from ..routing import check_route
+from ..routing import hop_distances
 
 if TYPE_CHECKING:
     from .addressing import Cable, EmulationPlan
 
 
 def host_path(net: Network, src: str, dst: str) -> list[str] | None:
-    """The model's node sequence from ``src`` to ``dst``, or None when it has none."""
+    """The model's node sequence from ``src`` to ``dst`` (the network's checked route), or None
+    when it has none."""
     try:
-        nodes = net.routing.route_nodes(net, src, dst)
-        check_route(net, src, dst, nodes)
+        links = net.route(src, dst)
     except TopologyError:
         return None
-    return nodes
+    return [src] + [net.links[l].dst for l in links]
 
 
 def add_routes(plan: EmulationPlan, cables: dict[frozenset[str], Cable]) -> None:
@@ -47,8 +47,12 @@ def add_routes(plan: EmulationPlan, cables: dict[frozenset[str], Cable]) -> None
     for c in cables.values():
         neighbours[c.a].append(c.b)
         neighbours[c.b].append(c.a)
+    distances: dict[str, dict[str, int]] = {}
     for s, d in unrouted:
-        dist = _cable_distances(net, neighbours, d)
+        if d not in distances:
+            # Over cables in either direction, forwarding only through switches.
+            distances[d] = hop_distances(d, neighbours.__getitem__, net.is_switch)
+        dist = distances[d]
         u = s
         while u != d:
             entry = plan.routes[u].get(plan.address[d])
@@ -71,18 +75,3 @@ def _set_route(plan: EmulationPlan, cables: dict[frozenset[str], Cable], u: str,
                             "source: the emulation routes by destination only")
     table[dst] = (cable.name, v)
 
-
-def _cable_distances(net: Network, neighbours: dict[str, list[str]], dst: str) -> dict[str, int]:
-    """Hops to ``dst`` over cables in either direction, forwarding only through switches."""
-    dist = {dst: 0}
-    frontier = [dst]
-    while frontier:
-        nxt = []
-        for v in frontier:
-            for u in neighbours[v]:
-                if u not in dist:
-                    dist[u] = dist[v] + 1
-                    if net.is_switch(u):
-                        nxt.append(u)
-        frontier = nxt
-    return dist
