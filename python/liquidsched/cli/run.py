@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from rich.table import Table
 
-from ..errors import InputError
+from ..errors import InputError, LiquidschedError
 from ..execute import MODES, PREDICTION_OF_MODE, ExchangeFailedError, ExchangeResult, run_exchange
 from ..io.files import write_document
 from ..schedule import Schedule
@@ -46,13 +46,15 @@ def predictions(schedule: Schedule, modes: list[str]) -> dict[str, float | None]
     from ..execute import network_schedule
     from ..simulate import simulate
 
-    from ..errors import LiquidschedError
-
     crossing = network_schedule(schedule)
     predicted: dict[str, float | None] = {}
+    by_model: dict[tuple[str, str], float] = {}  # all-at-once and alltoallv share one prediction
     for mode in modes:
+        model = PREDICTION_OF_MODE[mode]
         try:
-            predicted[mode] = None if crossing is None else simulate(crossing, *PREDICTION_OF_MODE[mode]).ratio_to_bound
+            if crossing is not None and model not in by_model:
+                by_model[model] = simulate(crossing, *model).ratio_to_bound
+            predicted[mode] = None if crossing is None else by_model[model]
         except LiquidschedError:
             predicted[mode] = None  # an invalid schedule run with --force: no model applies
     return predicted
@@ -102,9 +104,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     schedule = schedule_from_args(args)
     violations = checked_schedule(schedule, args.force, args.schedule or "the schedule")
     mpiexec_args = args.mpiexec_args.split() if args.mpiexec_args else ()
+    plan = exchange_plan(schedule)
     if not (args.on_modelled_network or mpiexec_args):
         # Every rank runs here: refuse what cannot fit before building or launching anything.
-        check_memory(exchange_plan(schedule))
+        check_memory(plan)
     title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
              f"({schedule.length} frames)")
     validity = {"schedule_valid": not violations, "violations": violations}
@@ -115,7 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {args.repeats} timed runs each")
         try:
             result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
-                                  mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network)
+                                  mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network, plan=plan)
         except ExchangeFailedError as e:
             if e.partial is not None:
                 report_result(args, e.partial, schedule, title, validity | {"failed": str(e)})

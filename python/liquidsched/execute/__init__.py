@@ -205,7 +205,7 @@ def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = Non
 def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int = 5, warmup: int = 1,
                  verify: bool = True, namespaces: Mapping[str, str] | None = None, seed: int = 0,
                  timeout_s: float = 600.0, mpiexec_args: Sequence[str] = (),
-                 on_modelled_network: bool = False) -> ExchangeResult:
+                 on_modelled_network: bool = False, plan: ExchangePlan | None = None) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
     Parameters
@@ -225,6 +225,8 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
     on_modelled_network
         The user's declaration that the ranks run on the modelled network (without namespaces):
         the result then compares with the model's bound (``network`` ``declared``).
+    plan
+        ``exchange_plan(schedule)`` when the caller has it already.
 
     Raises
     ------
@@ -243,7 +245,7 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
         raise InputError(f"need repeats >= 1 and warmup >= 0, got {repeats}, {warmup}")
     if namespaces is not None and on_modelled_network:
         raise InputError("an emulated run is on the emulated network, not declared to be on the modelled one")
-    plan = exchange_plan(schedule)
+    plan = plan or exchange_plan(schedule)
     if plan.size < 2:
         raise InputError("an exchange needs at least two hosts")
     network = network_kind(namespaces, on_modelled_network, mpiexec_args)
