@@ -23,7 +23,27 @@ fn weighted_steps(
     Ok(steps.into_iter().map(|s| (s.length, s.pieces)).collect())
 }
 
+/// The slot-valid frame of largest total weight (the pricing step of the fractional optimum's
+/// column generation): `(transfers, weight, proven, nodes)`, the transfers made maximal with
+/// those of weight ≤ 0 that still fit; not proven when the search stopped at `node_limit` nodes.
+#[pyfunction]
+#[pyo3(signature = (paths, resources, weights, *, slots=Vec::new(), node_limit=10_000_000))]
+fn heaviest_frame(
+    py: Python<'_>,
+    paths: Vec<Vec<u32>>,
+    resources: usize,
+    weights: Vec<f64>,
+    slots: Vec<u32>,
+    node_limit: u64,
+) -> PyResult<(Vec<usize>, f64, bool, u64)> {
+    let result =
+        py.detach(|| liquidsched_core::weighted::heaviest_frame(&paths, resources, &slots, &weights, node_limit));
+    let frame = result.map_err(|e| to_py_err(py, e))?;
+    Ok((frame.transfers, frame.weight, frame.proven, frame.nodes))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(weighted_steps, m)?)?;
+    m.add_function(wrap_pyfunction!(heaviest_frame, m)?)?;
     Ok(())
 }

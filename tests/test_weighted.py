@@ -3,6 +3,7 @@ bounds every frame schedule obeys and the fractional optimum found by column gen
 
 from __future__ import annotations
 
+from collections import Counter
 from fractions import Fraction
 
 import pytest
@@ -10,7 +11,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from liquidsched import build_topology, compute_bound, plan, validate
-from liquidsched.bounds import frame_lower_bound
+from liquidsched.bounds import frame_lower_bound, transfer_slot_times_s
+from liquidsched.network import HOST, SWITCH, Link, Network, Node
+from liquidsched.routing import ShortestPath
 from liquidsched.schedulers.weighted import fractional_frame_optimum
 from liquidsched.traffic import Traffic, Transfer, all_to_all, make_traffic
 
@@ -43,15 +46,60 @@ def test_weighted_is_valid_and_never_below_what_frames_allow(problem, beta):
     assert s.makespan_s(beta) >= bound + Fraction(beta) * steps
 
 
-@settings(max_examples=25, deadline=None)
-@given(uneven_problems(max_transfers=8))
-def test_weighted_against_the_fractional_optimum(problem):
-    """Λ ≤ fractional optimum ≤ weighted (β = 0), the optimum by column generation in HiGHS."""
+def program_over_every_frame(net, traffic) -> float:
+    """The fractional optimum by brute force: every slot-valid frame a column of one linear
+    program, solved by HiGHS (tiny traffics only)."""
+    import highspy
+
+    paths, slots = traffic.resource_lists(net), net.resource_slots
+    frames = []
+    for mask in range(1, 1 << len(paths)):
+        members = [t for t in range(len(paths)) if mask >> t & 1]
+        load = Counter(r for t in members for r in paths[t])
+        if all(n <= slots[r] for r, n in load.items()):
+            frames.append(members)
+    h = highspy.Highs()
+    h.silent()
+    x = [h.addVariable(lb=0) for _ in frames]
+    for t, need in enumerate(transfer_slot_times_s(net, traffic)):
+        h.addConstr(sum(x[f] for f, members in enumerate(frames) if t in members) >= float(need))
+    h.minimize(sum(x))
+    return h.getInfo().objective_function_value
+
+
+@settings(max_examples=60, deadline=None)
+@given(uneven_problems(max_transfers=9))
+def test_fractional_optimum_is_the_program_over_every_frame(problem):
+    """Column generation with the core's pricing reaches the optimum of the program that has
+    every frame, and Λ ≤ that optimum ≤ weighted (β = 0)."""
     net, traffic = problem
     optimum = fractional_frame_optimum(net, traffic)
+    assert float(optimum) == pytest.approx(program_over_every_frame(net, traffic), rel=1e-7)
     bound = compute_bound(net, traffic).duration_s
     assert optimum >= bound * (1 - Fraction(1, 10**6))
     assert plan(net, traffic, "weighted").makespan_s() >= optimum * (1 - Fraction(1, 10**6))
+
+
+def shared_cable_star(hosts: int) -> Network:
+    """Hosts on one switch, each by one shared-duplex cable of 1 MB/s: a transfer holds the
+    cables of both its hosts."""
+    names = [f"h{i}" for i in range(hosts)]
+    links = [link for h in names for link in (Link(f"{h}>s", h, "s", 1e6), Link(f"s>{h}", "s", h, 1e6))]
+    return Network([Node("s", SWITCH)] + [Node(h, HOST) for h in names], links, ShortestPath(),
+                   [(f"{h}>s", f"s>{h}") for h in names], name="shared-cable star")
+
+
+@pytest.mark.parametrize("hosts, optimum", [(3, 3), (5, Fraction(5, 2))])
+def test_fractional_optimum_of_an_odd_cycle_of_conflicts(hosts, optimum):
+    """h0 → h1 → … → h0, 1 s each: each cable carries two transfers, so Λ = 2 s, but transfers
+    conflict along an odd cycle. With 3 hosts no two fit together: 3 s. With 5, a frame holds
+    at most 2 and every transfer is in as many of the 5 such frames: 5 × 1/2 s (the fractional
+    chromatic number of the 5-cycle), where whole frames need 3 s."""
+    net = shared_cable_star(hosts)
+    traffic = Traffic([Transfer(f"h{i}", f"h{(i + 1) % hosts}", 10**6) for i in range(hosts)])
+    assert compute_bound(net, traffic).duration_s == 2
+    assert fractional_frame_optimum(net, traffic) == optimum
+    assert plan(net, traffic, "liquid").length == 3
 
 
 @pytest.mark.parametrize("spec", ["two-switch", "hierarchical:d1=4,d2=2", "swiss-t1"])
@@ -70,3 +118,20 @@ def test_uneven_sizes_through_one_link_take_their_total_time():
     s = plan(net, traffic, "weighted")
     assert s.makespan_s() == 6 and s.length == 3
     assert fractional_frame_optimum(net, traffic) == 6
+
+
+def test_heaviest_frame_binding_reports_bad_input_and_its_node_limit():
+    """The pricing search across the boundary: a KPBS-like frame (sender, receiver, a backbone
+    of 2 slots), a cut search flagged as not proven, bad input as InvalidInputError."""
+    from liquidsched import _core
+    from liquidsched.errors import InvalidInputError
+
+    paths = [[0, 6, 3], [0, 6, 4], [1, 6, 4], [2, 6, 5]]
+    slots = [1] * 6 + [2]
+    frame, worth, proven, _ = _core.heaviest_frame(paths, 7, [5.0, 4.0, 3.0, 1.0], slots=slots)
+    assert (frame, worth, proven) == ([0, 2], 8.0, True)
+    assert _core.heaviest_frame(paths, 7, [5.0, 4.0, 3.0, 1.0], slots=slots, node_limit=1)[2] is False
+    with pytest.raises(InvalidInputError, match="transfer 1: weight must be finite"):
+        _core.heaviest_frame(paths, 7, [1.0, float("nan"), 1.0, 1.0], slots=slots)
+    with pytest.raises(InvalidInputError, match="3 weights for 4 transfers"):
+        _core.heaviest_frame(paths, 7, [1.0, 1.0, 1.0], slots=slots)

@@ -97,3 +97,7 @@ def weighted_steps(
     paths: Sequence[Sequence[int]], resources: int, times: Sequence[float], *, slots: Sequence[int] = (),
     quantum: float = 0.0,
 ) -> list[tuple[float, list[tuple[int, float]]]]: ...
+def heaviest_frame(
+    paths: Sequence[Sequence[int]], resources: int, weights: Sequence[float], *, slots: Sequence[int] = (),
+    node_limit: int = 10_000_000,
+) -> tuple[list[int], float, bool, int]: ...

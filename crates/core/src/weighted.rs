@@ -93,6 +93,190 @@ pub fn weighted_steps(
     Ok(steps)
 }
 
+/// The heaviest slot-valid frame found by [`heaviest_frame`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeaviestFrame {
+    /// The frame's transfers, ascending; made maximal with transfers of weight ≤ 0 that still fit.
+    pub transfers: Vec<usize>,
+    /// Its weight: the sum of its positive weights.
+    pub weight: f64,
+    /// Whether no slot-valid frame is heavier (false when the node limit cut the search).
+    pub proven: bool,
+    /// Nodes of the branch and bound.
+    pub nodes: u64,
+}
+
+/// The slot-valid frame of largest total weight (`weights[t]` for transfer `t`), by branch and
+/// bound: the pricing step of the column generation that finds the fractional optimum of
+/// frames, where the weights are the master program's duals.
+///
+/// Transfers of positive weight are tried heaviest first, each taken then left out. A branch
+/// is cut when even the best completion cannot beat the best frame so far: each remaining
+/// transfer that still fits is charged to one resource of its path, and a resource with `c`
+/// free slots passes at most its `c` heaviest; three such charges are tried (the most
+/// contended resource of each path, its fewest-slot resource nearest the sender, nearest the
+/// receiver) and the least total kept — on a KPBS instance the backbone, the sender cards and
+/// the receiver cards. After `node_limit` nodes the search stops with the heaviest frame seen,
+/// not proven.
+pub fn heaviest_frame(
+    paths: &[Vec<u32>],
+    resources: usize,
+    slots: &[u32],
+    weights: &[f64],
+    node_limit: u64,
+) -> Result<HeaviestFrame, CoreError> {
+    let slots = checked_slots(slots, resources)?;
+    if weights.len() != paths.len() {
+        return Err(CoreError::InvalidInput(format!("{} weights for {} transfers", weights.len(), paths.len())));
+    }
+    check_paths(paths, resources)?;
+    if let Some(t) = weights.iter().position(|w| !w.is_finite()) {
+        return Err(CoreError::InvalidInput(format!("transfer {t}: weight must be finite")));
+    }
+    let mut search = FrameSearch::new(paths, &slots, weights, node_limit);
+    let proven = search.branch(0, 0.0);
+    Ok(HeaviestFrame { weight: search.best_weight, proven, nodes: search.nodes, transfers: search.maximal_best() })
+}
+
+/// The state of [`heaviest_frame`]'s branch and bound.
+struct FrameSearch<'a> {
+    paths: &'a [Vec<u32>],
+    slots: &'a [u32],
+    weights: &'a [f64],
+    /// Transfers of positive weight, heaviest first.
+    order: Vec<usize>,
+    /// For each charge, the resource each transfer of `order` (by position) is charged to.
+    charges: Vec<Vec<u32>>,
+    used: Vec<u32>,
+    chosen: Vec<usize>,
+    best: Vec<usize>,
+    best_weight: f64,
+    /// Scratch: transfers charged to each resource while a bound is summed.
+    charged: Vec<u32>,
+    nodes: u64,
+    node_limit: u64,
+}
+
+impl<'a> FrameSearch<'a> {
+    fn new(paths: &'a [Vec<u32>], slots: &'a [u32], weights: &'a [f64], node_limit: u64) -> Self {
+        let mut order: Vec<usize> = (0..paths.len()).filter(|&t| weights[t] > 0.0).collect();
+        order.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
+        let mut users = vec![0u32; slots.len()];
+        for &t in &order {
+            paths[t].iter().for_each(|&r| users[r as usize] += 1);
+        }
+        let pressure = |r: u32| users[r as usize] as f64 / slots[r as usize] as f64;
+        let pick = |t: usize, better: &dyn Fn(u32, u32) -> bool| -> u32 {
+            // A transfer with an empty path fits every frame: charge it to no shared resource.
+            paths[t].iter().copied().reduce(|a, b| if better(b, a) { b } else { a }).unwrap_or(u32::MAX)
+        };
+        let mut charges: Vec<Vec<u32>> = vec![
+            order.iter().map(|&t| pick(t, &|b, a| pressure(b) > pressure(a))).collect(),
+            order.iter().map(|&t| pick(t, &|b, a| slots[b as usize] < slots[a as usize])).collect(),
+            order.iter().map(|&t| pick(t, &|b, a| slots[b as usize] <= slots[a as usize])).collect(),
+        ];
+        charges.dedup();
+        FrameSearch {
+            paths,
+            slots,
+            weights,
+            order,
+            charges,
+            used: vec![0; slots.len()],
+            chosen: Vec::new(),
+            best: Vec::new(),
+            best_weight: 0.0,
+            charged: vec![0; slots.len()],
+            nodes: 0,
+            node_limit,
+        }
+    }
+
+    fn fits(&self, t: usize) -> bool {
+        self.paths[t].iter().all(|&r| self.used[r as usize] < self.slots[r as usize])
+    }
+
+    /// The most the frame so far (of weight `current`) can reach with transfers from position
+    /// `from` of the order on: the least of the charges' totals.
+    fn completion_bound(&mut self, from: usize, current: f64) -> f64 {
+        let mut bound = f64::INFINITY;
+        for c in 0..self.charges.len() {
+            let mut total = current;
+            for i in from..self.order.len() {
+                let t = self.order[i];
+                let r = self.charges[c][i];
+                if r == u32::MAX {
+                    total += self.weights[t];
+                } else if self.fits(t) && self.charged[r as usize] + self.used[r as usize] < self.slots[r as usize] {
+                    self.charged[r as usize] += 1;
+                    total += self.weights[t];
+                }
+            }
+            for i in from..self.order.len() {
+                let r = self.charges[c][i];
+                if r != u32::MAX {
+                    self.charged[r as usize] = 0;
+                }
+            }
+            bound = bound.min(total);
+        }
+        bound
+    }
+
+    /// Explore the frames that extend the current one with transfers from position `from` on;
+    /// false when the node limit is reached.
+    fn branch(&mut self, mut from: usize, current: f64) -> bool {
+        self.nodes += 1;
+        if self.nodes > self.node_limit {
+            return false;
+        }
+        if current > self.best_weight {
+            self.best_weight = current;
+            self.best.clone_from(&self.chosen);
+        }
+        while from < self.order.len() && !self.fits(self.order[from]) {
+            from += 1;
+        }
+        if from == self.order.len() {
+            return true;
+        }
+        // Duals are rounded: a completion within a relative 1e-12 of the best is no better.
+        let tolerance = 1e-12 * self.best_weight.abs().max(1.0);
+        if self.completion_bound(from, current) <= self.best_weight + tolerance {
+            return true;
+        }
+        let t = self.order[from];
+        self.paths[t].iter().for_each(|&r| self.used[r as usize] += 1);
+        self.chosen.push(t);
+        let finished = self.branch(from + 1, current + self.weights[t]);
+        self.chosen.pop();
+        self.paths[t].iter().for_each(|&r| self.used[r as usize] -= 1);
+        finished && self.branch(from + 1, current)
+    }
+
+    /// The best frame, completed with every other transfer that still fits (heaviest first):
+    /// a frame with more transfers covers more at no cost.
+    fn maximal_best(&mut self) -> Vec<usize> {
+        self.used.iter_mut().for_each(|u| *u = 0);
+        let mut frame = std::mem::take(&mut self.best);
+        let mut taken = vec![false; self.paths.len()];
+        for &t in &frame {
+            taken[t] = true;
+            self.paths[t].iter().for_each(|&r| self.used[r as usize] += 1);
+        }
+        let mut rest: Vec<usize> = (0..self.paths.len()).filter(|&t| !taken[t]).collect();
+        rest.sort_by(|&a, &b| self.weights[b].total_cmp(&self.weights[a]).then(a.cmp(&b)));
+        for t in rest {
+            if self.fits(t) {
+                self.paths[t].iter().for_each(|&r| self.used[r as usize] += 1);
+                frame.push(t);
+            }
+        }
+        frame.sort_unstable();
+        frame
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +336,78 @@ mod tests {
         assert!(weighted_steps(&[vec![0]], 1, &[1], &[0.0], 0.0).is_err());
         assert!(weighted_steps(&[vec![3]], 1, &[1], &[1.0], 0.0).is_err());
         assert!(weighted_steps(&[vec![0]], 1, &[1], &[1.0], f64::NAN).is_err());
+    }
+    /// The heaviest frame by trying every subset (tiny cases only).
+    fn brute_force_heaviest(paths: &[Vec<u32>], slots: &[u32], weights: &[f64]) -> f64 {
+        let mut best = 0.0f64;
+        for mask in 0u32..(1 << paths.len()) {
+            let mut on = vec![0u32; slots.len()];
+            let mut weight = 0.0;
+            let mut valid = true;
+            for t in (0..paths.len()).filter(|t| mask >> t & 1 == 1) {
+                weight += weights[t].max(0.0);
+                for &r in &paths[t] {
+                    on[r as usize] += 1;
+                    valid &= on[r as usize] <= slots[r as usize];
+                }
+            }
+            if valid {
+                best = best.max(weight);
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn heaviest_frame_matches_brute_force() {
+        let mut rng = Rng(0x0dd_ba11_f00d_cafe);
+        for _ in 0..400 {
+            let resources = 2 + rng.below(6) as usize;
+            let count = 1 + rng.below(13) as usize;
+            let paths: Vec<Vec<u32>> = (0..count)
+                .map(|_| (0..resources as u32).filter(|_| rng.below(3) == 0).collect())
+                .collect();
+            let slots: Vec<u32> = (0..resources).map(|_| 1 + rng.below(3) as u32).collect();
+            let weights: Vec<f64> = (0..count).map(|_| rng.below(21) as f64 / 4.0 - 1.0).collect();
+            let frame = heaviest_frame(&paths, resources, &slots, &weights, u64::MAX).unwrap();
+            assert!(frame.proven);
+            let expected = brute_force_heaviest(&paths, &slots, &weights);
+            assert!((frame.weight - expected).abs() < 1e-9, "{} against {expected}", frame.weight);
+            let members: Vec<u32> = frame.transfers.iter().map(|&t| t as u32).collect();
+            let in_frame: Vec<Vec<u32>> = frame.transfers.iter().map(|&t| paths[t].clone()).collect();
+            assert!(is_valid_with_slots(&in_frame, &slots, &[(0..members.len() as u32).collect()]));
+            let positive: f64 = frame.transfers.iter().map(|&t| weights[t].max(0.0)).sum();
+            assert!((positive - frame.weight).abs() < 1e-9);
+            // Maximal: no other transfer fits beside it.
+            for t in (0..count).filter(|t| !frame.transfers.contains(t)) {
+                let mut with = in_frame.clone();
+                with.push(paths[t].clone());
+                assert!(!is_valid_with_slots(&with, &slots, &[(0..with.len() as u32).collect()]), "transfer {t} fits");
+            }
+        }
+    }
+
+    #[test]
+    fn heaviest_frame_on_a_backbone_takes_the_k_heaviest_disjoint_pairs() {
+        // Senders 0..3, receivers 3..6, backbone 6 with 2 slots; the heaviest transfers
+        // (0→3: 5, 0→4: 4) share a sender, so the best frame is 0→3 and 1→4 (3).
+        let paths = vec![vec![0, 6, 3], vec![0, 6, 4], vec![1, 6, 4], vec![2, 6, 5]];
+        let mut slots = vec![1u32; 7];
+        slots[6] = 2;
+        let frame = heaviest_frame(&paths, 7, &slots, &[5.0, 4.0, 3.0, 1.0], u64::MAX).unwrap();
+        assert_eq!(frame.transfers, vec![0, 2]);
+        assert_eq!(frame.weight, 8.0);
+    }
+
+    #[test]
+    fn heaviest_frame_reports_its_node_limit() {
+        let paths: Vec<Vec<u32>> = (0..30).map(|t| vec![t % 6, 6 + t / 6]).collect();
+        let weights: Vec<f64> = (0..30).map(|t| 1.0 + (t * 7 % 11) as f64).collect();
+        let cut = heaviest_frame(&paths, 11, &[], &weights, 3).unwrap();
+        assert!(!cut.proven && cut.nodes == 4 && cut.weight > 0.0);
+        let whole = heaviest_frame(&paths, 11, &[], &weights, u64::MAX).unwrap();
+        assert!(whole.proven && whole.weight >= cut.weight);
+        assert!(heaviest_frame(&paths, 11, &[], &[f64::NAN; 30], 10).is_err());
+        assert!(heaviest_frame(&paths, 11, &[], &[1.0], 10).is_err());
     }
 }

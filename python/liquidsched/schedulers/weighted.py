@@ -103,23 +103,38 @@ def _pieces_of_steps(traffic: Traffic, times: list[Fraction], raw: list) -> list
     return frames_of_shares(traffic, (pieces for _, pieces in raw), upto)
 
 
-#: The largest traffic whose fractional optimum is computed (the pricing problem is a MILP).
-FRACTIONAL_MAX_TRANSFERS = 60
+#: The node budgets of the pricing search of :func:`fractional_frame_optimum`: a quick one that
+#: usually finds a frame worth adding, and the one that must prove none is left.
+QUICK_PRICING_NODES = 2_000
+PRICING_NODE_LIMIT = 20_000_000
+#: Frames added to the master per round at most.
+COLUMNS_PER_ROUND = 4
 
 
-def fractional_frame_optimum(net: Network, traffic: Traffic, max_rounds: int = 500) -> Fraction:
+def fractional_frame_optimum(net: Network, traffic: Traffic, max_rounds: int = 5000,
+                             smoothing: float = 0.5) -> Fraction:
     """The least total time of frames covering every transfer's time when a transfer may be
     split at will (no β): the linear program min Σ_F x_F subject to Σ_{F∋t} x_F ≥ time_t over
-    all slot-valid frames F, by column generation with HiGHS — the master over the frames found
-    so far, a new frame priced by a small MILP (the most valuable slot-valid frame at the
-    master's duals) until none improves.
+    all slot-valid frames F, by column generation.
+
+    The master program over the frames found so far is solved in HiGHS, warm-started as frames
+    are added. New frames are priced by the core's branch and bound
+    (:func:`liquidsched._core.heaviest_frame`: the slot-valid frame of largest total dual).
+    Two lower bounds end the search as soon as the master meets one: the resources' floor
+    max_r Σ_{t∋r} time_t / slots_r, and Farley's bound Σ π_t·time_t / max_F π(F) for any duals π
+    whose heaviest frame is proven. Equal sizes make the master degenerate (its duals jump
+    between vertices and new frames do not lower its value), so pricing is done at duals
+    smoothed towards those of the best bound so far (Wentges), ``smoothing`` being the weight
+    of the latter.
 
     A lower bound on the time of any schedule of frames without β, and at least Λ.
 
     Raises
     ------
     ProblemTooLargeError
-        above :data:`FRACTIONAL_MAX_TRANSFERS` transfers.
+        when the pricing search cannot prove within :data:`PRICING_NODE_LIMIT` nodes which
+        frame is heaviest, or the master does not settle within ``max_rounds`` frames: the
+        value found would not be proven.
 
     Examples
     --------
@@ -129,49 +144,106 @@ def fractional_frame_optimum(net: Network, traffic: Traffic, max_rounds: int = 5
     >>> fractional_frame_optimum(net, half_all_to_all(net)) * 100    # 6 frames of 10 ms
     Fraction(6, 1)
     """
-    import highspy
-
     paths = traffic.resource_lists(net)
-    if len(paths) > FRACTIONAL_MAX_TRANSFERS:
-        raise ProblemTooLargeError(f"the fractional optimum takes up to {FRACTIONAL_MAX_TRANSFERS} transfers, "
-                                   f"got {len(paths)}")
-    times = [float(t) for t in transfer_slot_times_s(net, traffic)]
-    slots = net.resource_slots
-    columns = [frozenset(f) for f in _core.dsatur(paths, len(net.resources), slots=slots)]
-    columns += [frozenset([t]) for t in range(len(paths))]
-    value = 0.0
+    resources, slots = len(net.resources), net.resource_slots
+    times = transfer_slot_times_s(net, traffic)
+    seconds = [float(t) for t in times]
+    floor = _resource_floor(paths, slots, times)
+    master = _CoverMaster(seconds)
+    # Start from the frames of DSatur and of the weighted steps: often one of them is optimal.
+    for frame in _core.dsatur(paths, resources, slots=slots):
+        master.add(frame)
+    for _, pieces in _core.weighted_steps(paths, resources, seconds, slots=slots):
+        master.add([t for t, _ in pieces])
+
+    def heaviest(duals: list[float], node_limit: int) -> tuple[list[int], float, bool]:
+        frame, worth, proven, _ = _core.heaviest_frame(paths, resources, duals, slots=slots, node_limit=node_limit)
+        return frame, worth, proven
+
+    def quick_frames(duals: list[float]) -> list[list[int]]:
+        """Up to COLUMNS_PER_ROUND heavy frames: each next one found with the transfers of
+        those before at no weight, so that one round covers more of the transfers."""
+        weights, frames = list(duals), []
+        for _ in range(COLUMNS_PER_ROUND):
+            frame, worth, _ = heaviest(weights, QUICK_PRICING_NODES)
+            if worth <= 0:
+                break
+            frames.append(frame)
+            for t in frame:
+                weights[t] = 0.0
+        return frames
+
+    def worth_at(duals: list[float], frame: list[int]) -> float:
+        return sum(duals[t] for t in frame)
+
+    # Duals come from floating point: a frame worth a hair above 1 does not lower the value.
+    tolerance = 1e-9
+    best_bound, center = float(floor), None
     for _ in range(max_rounds):
-        value, duals = _master(highspy, columns, times)
-        frame, worth = _price(highspy, paths, slots, duals)
-        if worth <= 1 + 1e-9 or frame in columns:
-            break
-        columns.append(frame)
-    return Fraction(value).limit_denominator(10**9)
+        value, duals = master.solve()
+        if value <= float(floor) * (1 + tolerance):
+            return floor
+        if value <= best_bound * (1 + tolerance):
+            return Fraction(value).limit_denominator(10**9)
+        point = duals if center is None else [smoothing * c + (1 - smoothing) * d for c, d in zip(center, duals)]
+        found = 0
+        for frame in quick_frames(point):
+            if worth_at(duals, frame) > 1 + tolerance:
+                master.add(frame)
+                found += 1
+        if found:
+            continue
+        frame, worth, proven = heaviest(point, PRICING_NODE_LIMIT)
+        if not proven:
+            raise ProblemTooLargeError(f"the fractional optimum is not proven: the heaviest frame was not found "
+                                       f"within {PRICING_NODE_LIMIT:,} nodes")
+        bound = sum(p * t for p, t in zip(point, seconds)) / worth
+        if worth_at(duals, frame) > 1 + tolerance:
+            master.add(frame)
+            if bound > best_bound:
+                best_bound, center = bound, point
+        else:
+            # Mis-priced: the smoothed point's bound is better than the centre's; move there.
+            best_bound, center = max(best_bound, bound), point
+    raise ProblemTooLargeError(f"the fractional optimum did not settle within {max_rounds} frames")
 
 
-def _master(highspy, columns: list[frozenset[int]], times: list[float]) -> tuple[float, list[float]]:
-    """The master LP over ``columns``: its value and the duals of the cover rows."""
-    h = highspy.Highs()
-    h.silent()
-    x = [h.addVariable(lb=0) for _ in columns]
-    for t, need in enumerate(times):
-        h.addConstr(sum(x[c] for c, frame in enumerate(columns) if t in frame) >= need)
-    h.minimize(sum(x))
-    return h.getInfo().objective_function_value, list(h.getSolution().row_dual)
-
-
-def _price(highspy, paths: list[list[int]], slots: list[int], duals: list[float]) -> tuple[frozenset[int], float]:
-    """The slot-valid frame of largest total dual, and that total."""
-    h = highspy.Highs()
-    h.silent()
-    z = [h.addVariable(lb=0, ub=1, type=highspy.HighsVarType.kInteger) for _ in paths]
-    users: dict[int, list[int]] = {}
-    for t, path in enumerate(paths):
+def _resource_floor(paths: list[list[int]], slots: list[int], times: list[Fraction]) -> Fraction:
+    """max over resources r of Σ_{t∋r} time_t / slots_r: a frame of length x carries at most
+    slots_r transfers through r for x each."""
+    load: dict[int, Fraction] = {}
+    for path, time in zip(paths, times):
         for r in path:
-            users.setdefault(r, []).append(t)
-    for r, ts in users.items():
-        if len(ts) > slots[r]:
-            h.addConstr(sum(z[t] for t in ts) <= slots[r])
-    h.maximize(sum(max(d, 0.0) * z[t] for t, d in enumerate(duals)))
-    chosen = frozenset(t for t in range(len(paths)) if h.val(z[t]) > 0.5)
-    return chosen, sum(duals[t] for t in chosen)
+            load[r] = load.get(r, Fraction(0)) + time
+    return max((v / slots[r] for r, v in load.items()), default=Fraction(0))
+
+
+class _CoverMaster:
+    """The master program min Σ x_F subject to Σ_{F∋t} x_F ≥ times[t], one column per frame."""
+
+    def __init__(self, times: list[float]):
+        import highspy
+        import numpy as np
+
+        self._np = np
+        self._inf = highspy.kHighsInf
+        self._highs = highspy.Highs()
+        self._highs.silent()
+        # Presolve would rebuild the problem at every solve and lose the warm start.
+        self._highs.setOptionValue("presolve", "off")
+        # New columns keep the basis primal feasible: primal simplex goes on from it.
+        self._highs.setOptionValue("simplex_strategy", 4)
+        n = len(times)
+        self._highs.addRows(n, np.asarray(times, dtype=float), np.full(n, self._inf), 0,
+                            np.zeros(n + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+
+    def add(self, frame: list[int]) -> None:
+        """A column of cost 1 covering the transfers of ``frame``."""
+        np = self._np
+        rows = np.asarray(frame, dtype=np.int32)
+        self._highs.addCol(1.0, 0.0, self._inf, len(rows), rows, np.ones(len(rows)))
+
+    def solve(self) -> tuple[float, list[float]]:
+        """The value of the master over the columns so far and the duals of its cover rows."""
+        self._highs.run()
+        return self._highs.getInfo().objective_function_value, list(self._highs.getSolution().row_dual)
