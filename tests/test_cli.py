@@ -205,3 +205,21 @@ def test_no_half_written_output(tmp_path, capsys):
     target = tmp_path / "s.json"
     code, _, _ = run(capsys, "plan", "--topology", "two-switch", "--traffic", "scatter:root=r1", "--output", str(target))
     assert code == 2 and not target.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_bound_fractional_on_a_five_cycle_of_conflicts(capsys, tmp_path):
+    """Five hosts on one switch by shared-duplex cables, h0 → h1 → … → h0 of 1 MB at 1 MB/s:
+    Λ = 2 s (two transfers per cable) but the fractional optimum of frames is 5/2 s."""
+    hosts = [f"h{i}" for i in range(5)]
+    topology = tmp_path / "star.yaml"
+    topology.write_text(yaml.safe_dump({
+        "name": "shared-cable star", "switches": ["s"], "hosts": hosts,
+        "cables": [{"a": h, "b": "s", "capacity_Bps": "1MB/s", "shared_duplex": True} for h in hosts]}))
+    traffic = tmp_path / "cycle.csv"
+    traffic.write_text("src,dst,size_bytes\n" + "".join(f"h{i},h{(i + 1) % 5},1MB\n" for i in range(5)))
+    code, out, _ = run(capsys, "bound", "--topology", str(topology), "--traffic", str(traffic), "--fractional", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["duration_s"] == 2 and data["fractional_frame_optimum_s"] == pytest.approx(2.5, rel=1e-9)
+    code, out, _ = run(capsys, "bound", "--topology", str(topology), "--traffic", str(traffic), "--fractional")
+    assert code == 0 and "2500.000 ms (1.2500 × Λ)" in out

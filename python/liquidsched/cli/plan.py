@@ -17,8 +17,9 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     net, traffic = problem(args)
     bound = compute_bound(net, traffic)
+    fractional = fractional_optimum(net, traffic) if args.fractional else None
     if args.json:
-        print_json(bound.to_dict())
+        print_json(bound.to_dict() | ({"fractional_frame_optimum_s": float(fractional)} if args.fractional else {}))
         return 0
     table = Table(show_header=False, title=f"{net.name}: {traffic.name}")
     table.add_row("transfers", str(bound.transfers))
@@ -33,11 +34,22 @@ def cmd_bound(args: argparse.Namespace) -> int:
         if bound.slot_model_gap_s:
             table.add_row("slot-model gap", f"{float(bound.slot_model_gap_s) * 1e3:.3f} ms: frames of whole transfers "
                           f"reach at most {float(bound.frame_bound_ratio):.1%} of the liquid throughput")
+    if fractional is not None:
+        table.add_row("fractional optimum of frames", f"{float(fractional) * 1e3:.3f} ms "
+                      f"({float(fractional / bound.duration_s):.4f} × Λ): no schedule of frames, pieces at will, is faster")
     slots = {r: k for r, k in bound.slots.items() if k != 1}
     if slots:
         table.add_row("slots", slot_summary(slots))
     out.print(table)
     return 0
+
+
+def fractional_optimum(net, traffic):
+    """The fractional optimum of frames, with a spinner: column generation may take seconds."""
+    from ..schedulers.weighted import fractional_frame_optimum
+
+    with out.status("column generation: the fractional optimum of frames"):
+        return fractional_frame_optimum(net, traffic)
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -135,6 +147,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bound", help=command_help("bound"))
     add_problem_options(p)
+    p.add_argument("--fractional", action="store_true",
+                   help="also the fractional optimum of frames: the least time of slot-valid frames when transfers "
+                        "may be cut at will (column generation; seconds on a thousand transfers)")
     p.set_defaults(run=cmd_bound)
 
     p = sub.add_parser("plan", help=command_help("plan"))
