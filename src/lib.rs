@@ -9,6 +9,7 @@ use liquidsched_core::CoreError;
 mod coloring;
 mod kpbs;
 mod liquid;
+mod shuffle;
 mod simulate;
 mod sweep;
 mod weighted;
@@ -37,6 +38,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     coloring::register(m)?;
     kpbs::register(m)?;
     liquid::register(m)?;
+    shuffle::register(m)?;
     simulate::register(m)?;
     sweep::register(m)?;
     weighted::register(m)?;

@@ -28,6 +28,10 @@ def test_every_schedule_of_every_algorithm_is_valid(problem, algorithm, seed):
         except TrafficError:
             assume(False)
         options = {"overhead_s": seed / 100}
+    if algorithm == "shuffle":
+        options = {"packet_bytes": 1 + 400 * seed, "permutation": ["xor", "shift", "edge-colour"][seed % 3]}
+    if algorithm == "pairwise":
+        options = {"permutation": ["xor", "shift", "edge-colour"][seed % 3]}
     s = plan(net, traffic, algorithm, **options)
     assert validate(s) == []
     assert s.length >= s.info.lower_bound

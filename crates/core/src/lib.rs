@@ -9,6 +9,7 @@ pub mod kpbs;
 pub mod liquid;
 pub mod matching;
 pub mod rational;
+pub mod shuffle;
 pub mod simulate;
 pub mod slots;
 pub mod sweep;

@@ -113,6 +113,14 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
     p.add_argument("--time-limit", type=float, metavar="S",
                    help="liquid, cpsat: stop after S seconds with the best schedule found")
     p.add_argument("--node-limit", type=int, metavar="N", help="liquid: stop after N search nodes")
+    p.add_argument("--permutation", choices=["shift", "xor", "edge-colour"],
+                   help="shuffle, pairwise: the node-contention-free order (default xor for shuffle, edge-colour "
+                        "for pairwise)")
+    p.add_argument("--remap", action="store_true", default=None,
+                   help="shuffle, pairwise: remap node ids so that the hosts of one switch do not converge on the "
+                        "same remote switch (paper 002 eq. 5)")
+    p.add_argument("--packet-bytes", type=size_arg, metavar="SIZE",
+                   help="shuffle: the packet each message is cut into (default 64KiB)")
     if overhead:
         p.add_argument("--overhead", type=float, metavar="S",
                        help="ggp, oggp, solstice, weighted: β, the cost of starting a step, in seconds (default 0)")
@@ -122,7 +130,10 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
 ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",), "seed"),
                      "time_limit": ("--time-limit", ("liquid", "cpsat"), "time_limit"),
                      "node_limit": ("--node-limit", ("liquid",), "node_limit"),
-                     "overhead": ("--overhead", ("ggp", "oggp", "solstice", "weighted"), "overhead_s")}
+                     "overhead": ("--overhead", ("ggp", "oggp", "solstice", "weighted"), "overhead_s"),
+                     "permutation": ("--permutation", ("shuffle", "pairwise"), "permutation"),
+                     "remap": ("--remap", ("shuffle", "pairwise"), "remap"),
+                     "packet_bytes": ("--packet-bytes", ("shuffle",), "packet_bytes")}
 
 
 def algorithm_options(args: argparse.Namespace, algorithm: str, shared: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -140,7 +151,7 @@ def algorithm_options(args: argparse.Namespace, algorithm: str, shared: tuple[st
             continue
         if algorithm not in algorithms:
             raise InputError(f"{flag} applies to --algorithm {' or '.join(algorithms)}, not {algorithm}")
-        if key != "seed" and not value >= 0:
+        if key in ("time_limit", "node_limit", "overhead") and not value >= 0:
             raise InputError(f"{flag}: must be non-negative, got {value}")
         options[keyword] = value
     return options

@@ -19,6 +19,7 @@ from .coloring import dsatur
 from .cpsat import cpsat
 from .kpbs import ggp, oggp, solstice
 from .liquid import liquid
+from .shuffle import pairwise, shuffle
 from .weighted import weighted
 
 Scheduler = Callable[..., Any]
@@ -33,6 +34,8 @@ SCHEDULERS: dict[str, Scheduler] = {
     "oggp": oggp,
     "solstice": solstice,
     "weighted": weighted,
+    "shuffle": shuffle,
+    "pairwise": pairwise,
 }
 
 
@@ -72,4 +75,5 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     return result
 
 
-__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp", "solstice", "weighted"]
+__all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp", "solstice", "weighted",
+           "shuffle", "pairwise"]
