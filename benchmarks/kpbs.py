@@ -27,10 +27,13 @@ from common import benchmark_parser, progress_bar
 from rich.console import Console
 from rich.table import Table
 
-from liquidsched import Traffic, Transfer, plan, validate
+from liquidsched import Traffic, Transfer, compute_bound, plan, validate
+from liquidsched.bounds import frame_lower_bound
 from liquidsched.schedulers.kpbs import PEELING, kpbs_instance, kpbs_lower_bound_s
+from liquidsched.schedulers.weighted import fractional_frame_optimum
 from liquidsched.simulate import simulate
-from liquidsched.topologies import backbone
+from liquidsched.topologies import backbone, build_topology
+from liquidsched.traffic import make_traffic
 
 MB = 10**6
 SIZES_UP_TO = (10, 20, 30, 40, 50, 60, 70, 80)
@@ -79,11 +82,6 @@ def measure_fractional(seeds: int) -> list[dict]:
     priced by the core's branch and bound), which no schedule of frames beats: the paper's
     10 x 10, k = 5 patterns (x = 80), and random networks with uneven random matrices, where
     paths cross several shared cables."""
-    from liquidsched import compute_bound
-    from liquidsched.schedulers.weighted import fractional_frame_optimum
-    from liquidsched.topologies import build_topology
-    from liquidsched.traffic import make_traffic
-
     cases = [(f"backbone 10x10 k=5, seed {seed}", backbone(10, 10, card_Bps=1e6, backbone_Bps=5e6), pattern(seed, 80))
              for seed in range(seeds)]
     for seed in range(seeds):
@@ -114,11 +112,6 @@ def measure_skewed(beta: float = 0.001) -> dict:
     """A skewed all-to-allv (``skewed:seed=1,alpha=1``, 1 MB per receiver on average) among 64
     hosts of a 2:1 oversubscribed fat tree: the weighted schedule against Λ + β·(frame bound),
     DSatur on pieces of 125 kB, and every transfer at once in the fluid model."""
-    from liquidsched import compute_bound
-    from liquidsched.bounds import frame_lower_bound
-    from liquidsched.topologies import build_topology
-    from liquidsched.traffic import make_traffic
-
     net = build_topology("fat-tree:k=8,oversubscription=2")
     hosts = net.hosts()[:64]
     traffic = make_traffic(net, "skewed:seed=1,alpha=1", hosts, MB)

@@ -48,6 +48,10 @@ pub fn exchange_steps(p: usize, permutation: Permutation) -> Result<Vec<Vec<u32>
 /// with `2x ≡ j`. For even `p`, nodes `0..p-1` do that modulo `p - 1` and the idle one of each
 /// round pairs with node `p - 1` instead.
 fn edge_colouring(p: u32) -> Vec<Vec<u32>> {
+    if p == 1 {
+        // One node exchanges nothing: no round, as for shift and XOR.
+        return Vec::new();
+    }
     let (ring, rounds) = if p % 2 == 1 { (p, p) } else { (p - 1, p - 1) };
     let mut steps = Vec::with_capacity(rounds as usize);
     for j in 0..rounds {
@@ -62,9 +66,6 @@ fn edge_colouring(p: u32) -> Vec<Vec<u32>> {
             }
         }
         steps.push(partner);
-    }
-    if p == 1 {
-        steps.clear();
     }
     steps
 }

@@ -280,24 +280,15 @@ impl<'a> FrameSearch<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{is_valid_with_slots, Rng};
+    use crate::testing::{is_valid_with_slots, random_slot_traffic, Rng};
 
     #[test]
     fn every_transfer_gets_its_time_in_valid_steps() {
         let mut rng = Rng(0x5eed_1234_abcd_ef01);
         for _ in 0..300 {
-            let resources = 2 + rng.below(6) as usize;
-            let count = 1 + rng.below(12) as usize;
-            let paths: Vec<Vec<u32>> = (0..count)
-                .map(|_| {
-                    let mut p: Vec<u32> = (0..resources as u32).filter(|_| rng.below(3) == 0).collect();
-                    if p.is_empty() {
-                        p.push(0);
-                    }
-                    p
-                })
-                .collect();
-            let slots: Vec<u32> = (0..resources).map(|_| 1 + rng.below(3) as u32).collect();
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let count = paths.len();
+            let resources = slots.len();
             let times: Vec<f64> = (0..count).map(|_| 1.0 + rng.below(20) as f64).collect();
             let quantum = rng.below(4) as f64;
             let steps = weighted_steps(&paths, resources, &slots, &times, quantum).unwrap();
@@ -362,12 +353,13 @@ mod tests {
     fn heaviest_frame_matches_brute_force() {
         let mut rng = Rng(0x0dd_ba11_f00d_cafe);
         for _ in 0..400 {
-            let resources = 2 + rng.below(6) as usize;
-            let count = 1 + rng.below(13) as usize;
-            let paths: Vec<Vec<u32>> = (0..count)
-                .map(|_| (0..resources as u32).filter(|_| rng.below(3) == 0).collect())
-                .collect();
-            let slots: Vec<u32> = (0..resources).map(|_| 1 + rng.below(3) as u32).collect();
+            let (mut paths, slots) = random_slot_traffic(&mut rng);
+            // A transfer with no shared resource fits every frame.
+            if rng.below(4) == 0 {
+                paths.push(Vec::new());
+            }
+            let count = paths.len();
+            let resources = slots.len();
             let weights: Vec<f64> = (0..count).map(|_| rng.below(21) as f64 / 4.0 - 1.0).collect();
             let frame = heaviest_frame(&paths, resources, &slots, &weights, u64::MAX).unwrap();
             assert!(frame.proven);

@@ -164,11 +164,11 @@ def _messages(traffic: Traffic, hosts: list[str]) -> tuple[dict[tuple[int, int],
 def _frames_of_steps(net: Network, traffic: Traffic, steps: list[list[tuple[int, int]]]) -> list[list[Piece]]:
     """Steps of ``(transfer, bytes)`` as frames, each step split where it exceeds a resource's
     slots."""
-    names = traffic.names
+    names, resource_sets, slots = traffic.names, traffic.resource_sets(net), net.resource_slots
     frames = []
     for step in steps:
         size = dict(step)
-        for members in split_steps_into_frames([[t for t, _ in step]], traffic.resource_sets(net), net.resource_slots):
+        for members in split_steps_into_frames([list(size)], resource_sets, slots):
             frames.append([Piece(names[t], size[t]) for t in members])
     return frames
 
