@@ -54,6 +54,8 @@ def _each_or_errors(items: list, add: Callable[[list], None]) -> dict:
 
 #: The most slots a resource may have (the core counts them in 32 bits).
 MAX_SLOTS = 2**31 - 1
+#: The largest switch buffer a link may declare, in packets.
+MAX_BUFFER_PACKETS = 10**6
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ class Node:
 @dataclass(frozen=True)
 class Link:
     """A directed link with its capacity (bytes/s), latency (s) and, optionally, its slots (the
-    transfers it carries at once; derived from the capacities when None)."""
+    transfers it carries at once; derived from the capacities when None) and the buffer of the
+    port that feeds it, in packets (paper 002's B_L: what the switch queues before it drops)."""
 
     id: str
     src: str
@@ -85,6 +88,7 @@ class Link:
     capacity_Bps: float
     latency_s: float = 0.0
     slots: int | None = None
+    buffer_packets: int | None = None
     origin: str = field(default="", compare=False, repr=False)
 
 
@@ -216,6 +220,11 @@ class Network:
             if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int)
                                       or not 1 <= slots <= MAX_SLOTS):
                 raise TopologyError(f"{where}.slots: expected a whole number from 1 to {MAX_SLOTS:,}, got {slots!r}")
+            buffer = link.buffer_packets
+            if buffer is not None and (isinstance(buffer, bool) or not isinstance(buffer, int)
+                                       or not 1 <= buffer <= MAX_BUFFER_PACKETS):
+                raise TopologyError(f"{where}.buffer_packets: expected a whole number from 1 to "
+                                    f"{MAX_BUFFER_PACKETS:,}, got {buffer!r}")
             if (link.src, link.dst) in self._between:
                 other = self._between[(link.src, link.dst)]
                 raise TopologyError(
@@ -249,6 +258,9 @@ class Network:
                 raise TopologyError(f"{where}: links {a!r} and {b!r} have different capacities")
             if la.slots != lb.slots:
                 raise TopologyError(f"{where}: links {a!r} and {b!r} have different slots ({la.slots}, {lb.slots})")
+            if la.buffer_packets != lb.buffer_packets:
+                raise TopologyError(f"{where}: links {a!r} and {b!r} have different buffers "
+                                    f"({la.buffer_packets}, {lb.buffer_packets} packets); the pair has one")
             paired[a], paired[b] = b, a
             self.shared_duplex.append((a, b))
         self.resources: list[str] = []
@@ -274,6 +286,10 @@ class Network:
         first_link: dict[int, Link] = {}
         for lid, r in self.link_resource.items():
             first_link.setdefault(r, self.links[lid])
+        #: the buffer of each resource in packets (one for both directions of a shared-duplex
+        #: pair), None where the model does not say
+        self.resource_buffer_packets: list[int | None] = [first_link[r].buffer_packets
+                                                          for r in range(len(self.resources))]
         #: transfers each resource carries at once
         self.resource_slots: list[int] = []
         #: True where a link set the slots, False where they are derived

@@ -12,7 +12,7 @@
       - {id: c, kind: host, role: sender}
     cables:                                               # a cable is two opposite links a>b, b>a
       - {a: a, b: s1}
-      - {a: s1, b: s2, capacity_Bps: 10Gbit/s, shared_duplex: true, slots: 8}
+      - {a: s1, b: s2, capacity_Bps: 10Gbit/s, shared_duplex: true, slots: 8, buffer_packets: 45}
     links:                                                # directed links (id defaults to "src>dst")
       - {src: c, dst: s2}
     shared_duplex: [["x", "y"], {links: ["u", "v"], slots: 4}]   # opposite links sharing one capacity
@@ -20,6 +20,9 @@
 
 ``slots`` (on a link, a cable or a shared-duplex pair) is how many transfers the resource carries
 at once; where it is not set it is derived from the capacities (:mod:`liquidsched.network`).
+``buffer_packets`` (on a link or a cable) is the buffer of the switch port that feeds the link, in
+packets: what the global window of the shuffle exchange is derived from, and the queue of the
+link in an emulated network.
 
 ``routing`` is one of ``{policy: shortest-path}``, ``{policy: next-hop, table: {s: {t: next}}}``
 (a missing entry means the direct link) or ``{policy: paths, paths: [{src, dst, via: [nodes]}]}``.
@@ -37,7 +40,7 @@ from typing import Any
 from ..errors import TopologyError
 import dataclasses
 
-from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
+from ..network import HOST, MAX_BUFFER_PACKETS, MAX_SLOTS, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths, NextHop, ShortestPath
 from .fields import (
     Fields,
@@ -105,20 +108,22 @@ def _build_network(doc: Any) -> Network:
     shared: list[list[str]] = []
     for i, item in enumerate(top.get("cables", read_list, [])):
         f = Fields(item, f"{top.at('cables')}[{i}]", E,
-                   ("a", "b", "capacity_Bps", "latency_s", "shared_duplex", "slots"))
+                   ("a", "b", "capacity_Bps", "latency_s", "shared_duplex", "slots", "buffer_packets"))
         a, b = f.get("a", read_id), f.get("b", read_id)
         cap, lat = capacity(f), f.get("latency_s", read_latency, default_lat)
         slots = f.get("slots", read_slots, None)
-        links += [Link(f"{a}>{b}", a, b, cap, lat, slots, origin=f.where),
-                  Link(f"{b}>{a}", b, a, cap, lat, slots, origin=f.where)]
+        buffer = f.get("buffer_packets", read_buffer, None)
+        links += [Link(f"{a}>{b}", a, b, cap, lat, slots, buffer, origin=f.where),
+                  Link(f"{b}>{a}", b, a, cap, lat, slots, buffer, origin=f.where)]
         if f.get("shared_duplex", read_bool, False):
             shared.append([f"{a}>{b}", f"{b}>{a}"])
     for i, item in enumerate(top.get("links", read_list, [])):
-        f = Fields(item, f"{top.at('links')}[{i}]", E, ("id", "src", "dst", "capacity_Bps", "latency_s", "slots"))
+        f = Fields(item, f"{top.at('links')}[{i}]", E,
+                   ("id", "src", "dst", "capacity_Bps", "latency_s", "slots", "buffer_packets"))
         src, dst = f.get("src", read_id), f.get("dst", read_id)
         links.append(Link(f.get("id", read_id, f"{src}>{dst}"), src, dst, capacity(f),
                           f.get("latency_s", read_latency, default_lat), f.get("slots", read_slots, None),
-                          origin=f.where))
+                          f.get("buffer_packets", read_buffer, None), origin=f.where))
     pair_slots: dict[str, tuple[int, str]] = {}
     for i, pair in enumerate(top.get("shared_duplex", read_list, [])):
         where = f"{top.at('shared_duplex')}[{i}]"
@@ -144,6 +149,14 @@ def read_slots(value: object, where: str, error: type[Exception]) -> int:
     if not 1 <= slots <= MAX_SLOTS:
         raise error(f"{where}: expected a whole number of slots from 1 to {MAX_SLOTS:,}, got {slots}")
     return slots
+
+
+def read_buffer(value: object, where: str, error: type[Exception]) -> int:
+    """A switch buffer in whole packets, at least 1."""
+    packets = read_count(value, where, error)
+    if not 1 <= packets <= MAX_BUFFER_PACKETS:
+        raise error(f"{where}: expected a buffer of 1 to {MAX_BUFFER_PACKETS:,} packets, got {packets}")
+    return packets
 
 
 def _with_pair_slots(link: Link, pair_slots: dict[str, tuple[int, str]]) -> Link:
@@ -194,7 +207,8 @@ def topology_to_dict(net: Network) -> dict[str, Any]:
     ]
     doc["links"] = [
         {"id": l.id, "src": l.src, "dst": l.dst, "capacity_Bps": float(l.capacity_Bps),
-         "latency_s": float(l.latency_s), **({"slots": l.slots} if l.slots is not None else {})}
+         "latency_s": float(l.latency_s), **({"slots": l.slots} if l.slots is not None else {}),
+         **({"buffer_packets": l.buffer_packets} if l.buffer_packets is not None else {})}
         for l in net.links.values()
     ]
     if net.shared_duplex:

@@ -36,6 +36,11 @@ class Builder:
         """Parameter names and their defaults."""
         return {p.name: p.default for p in inspect.signature(self.build).parameters.values()}
 
+    def optional_whole_numbers(self) -> set[str]:
+        """Parameters that default to None and take a whole number (``int | None``)."""
+        return {p.name for p in inspect.signature(self.build).parameters.values()
+                if p.default is None and str(p.annotation).replace(" ", "") == "int|None"}
+
 
 BUILDERS: dict[str, Builder] = {
     b.name: b
@@ -53,8 +58,10 @@ BUILDERS: dict[str, Builder] = {
 }
 
 
-def _convert(text: str, default: Any, where: str) -> Any:
+def _convert(text: str, default: Any, where: str, whole: bool = False) -> Any:
     try:
+        if whole:
+            return int(text)
         if isinstance(default, bool):
             if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
                 raise ValueError(f"expected true or false, got {text!r}")
@@ -91,7 +98,7 @@ def build_topology(spec: str) -> Network:
             raise TopologyError(f"{where}: expected key=value, got {item!r}")
         if key not in defaults:
             raise TopologyError(f"{where}: unknown (parameters: {', '.join(defaults)})")
-        kwargs[key] = _convert(value, defaults[key], where)
+        kwargs[key] = _convert(value, defaults[key], where, key in builder.optional_whole_numbers())
     return builder.build(**kwargs)
 
 

@@ -9,12 +9,13 @@ from ._build import cable, hosts, switches
 
 
 def hierarchical(d1: int = 8, d2: int = 4, c1: float = 12.5e6, c2: float = 125e6,
-                 shared_uplinks: bool = False) -> Network:
+                 shared_uplinks: bool = False, buffer: int | None = None) -> Network:
     """``d2`` edge switches with ``d1`` hosts each, their uplinks joined by one root switch.
 
     Host links have capacity ``c1`` (Fast Ethernet by default), uplinks ``c2`` (Gigabit
     Ethernet). With ``shared_uplinks`` both directions of an uplink share ``c2``, as the
-    uplink circuitry of the Tam–Wang testbed does.
+    uplink circuitry of the Tam–Wang testbed does. ``buffer`` is the uplink ports' buffer B_L in
+    packets (45 for the testbed's IBM Gigabit uplink, Table 1 of the paper).
 
     Examples
     --------
@@ -27,7 +28,7 @@ def hierarchical(d1: int = 8, d2: int = 4, c1: float = 12.5e6, c2: float = 125e6
     edges = [f"e{j}" for j in range(1, d2 + 1)]
     names, links, shared = [], [], []
     for j, e in enumerate(edges, start=1):
-        up = cable(e, "root", c2)
+        up = cable(e, "root", c2, buffer_packets=buffer)
         links += up
         if shared_uplinks:
             shared.append((up[0].id, up[1].id))
