@@ -10,13 +10,17 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 from liquidsched import TopologyError, build_topology, plan
-from liquidsched.emulate import (Emulation, arrivals, down, existing, fastest_window, link_counters, plan_emulation,
-                                 send_bytes, single_flow_check, wait_for)
+from liquidsched.emulate import (Emulation, arrivals, build_commands, concurrent_flows, down, existing, fastest_window,
+                                 link_counters, plan_emulation, send_bytes, single_flow_check, wait_for)
+from liquidsched.emulate.shaping import FRAME_BYTES, tbf_sizes
 from liquidsched.execute import MODES, run_exchange
+from liquidsched.network import Link, Network, Node
 from liquidsched.traffic import all_to_all, half_all_to_all
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None,
@@ -41,11 +45,102 @@ def test_plan_routes_every_host_pair_by_destination():
             assert links == net.route(s, d)
 
 
-def test_shared_duplex_and_bad_prefixes_are_refused():
-    with pytest.raises(TopologyError, match="shared-duplex"):
-        plan_emulation(build_topology("hierarchical:d1=2,d2=2,shared_uplinks=true"))
+def test_bad_prefixes_and_shared_pairs_with_two_latencies_are_refused():
     with pytest.raises(Exception, match="prefix"):
         plan_emulation(build_topology("two-switch"), "Bad-Prefix")
+    with pytest.raises(TopologyError, match="different latencies"):
+        plan_emulation(_one_cable(1e6, shared=True, latencies_s=(0.001, 0.002)), PREFIX)
+
+
+SHARED_HIERARCHY = "hierarchical:d1=2,d2=2,c1=1.25MB/s,c2=2.5MB/s,shared_uplinks=true,buffer=30"
+
+
+def test_a_shared_duplex_cable_is_shaped_once_through_an_ifb_with_the_switch_buffer_as_queue():
+    net = build_topology(SHARED_HIERARCHY)
+    p = plan_emulation(net, PREFIX)
+    scripts: dict[tuple[str, str], str] = {}
+    for cmd, stdin in build_commands(p):
+        if cmd[0] in ("ip", "tc") and "-batch" in cmd:
+            scripts[(cmd[0], cmd[2])] = stdin or ""
+    uplinks = [c for c in p.cables if {c.a, c.b} in ({"e1", "root"}, {"e2", "root"})]
+    assert len(uplinks) == 2
+    for c in uplinks:
+        ifb, ns = f"{PREFIX}-{c.name}", p.namespace[c.a]
+        assert (c.ifb, c.ifb_at) == (ifb, c.a) and len(ifb) <= 15
+        assert p.shaper(c.a_to_b) == p.shaper(c.b_to_a) == (ns, ifb)
+        assert f"link add {ifb} type ifb\nlink set {ifb} up\n" in scripts[("ip", ns)]
+        tc = scripts[("tc", ns)].splitlines()
+        # One tbf for both directions, its queue the uplink's 30 packets; none on the veth itself.
+        assert [l for l in tc if f"dev {ifb} " in l] == [
+            f"qdisc add dev {ifb} root handle 1: tbf rate 20911602bit burst 4542 limit {30 * FRAME_BYTES}"]
+        assert not any(f"dev {c.name} root" in l for l in tc)
+        redirect = f"protocol all u32 match u32 0 0 action mirred egress redirect dev {ifb}"
+        assert f"qdisc add dev {c.name} clsact" in tc
+        assert f"filter add dev {c.name} egress {redirect}" in tc
+        assert f"filter add dev {c.name} ingress {redirect}" in tc
+        assert f"dev {c.name} " not in scripts.get(("tc", p.namespace[c.b]), "")
+    # Host links declare no buffer: they keep 20 ms of traffic as their queue.
+    host_tc = scripts[("tc", p.namespace["h1.1"])]
+    assert host_tc.endswith(f"limit {tbf_sizes(1.25e6)[1]}\n") and "ifb" not in host_tc
+    # Without shared duplex, each direction has its own tbf, still with the buffer as queue.
+    plain = plan_emulation(build_topology(SHARED_HIERARCHY.replace("true", "false")), PREFIX)
+    assert all(c.ifb is None for c in plain.cables)
+    tc_lines = [l for cmd, stdin in build_commands(plain) if cmd[0] == "tc" for l in (stdin or "").splitlines()]
+    assert sum(f"limit {30 * FRAME_BYTES}" in l for l in tc_lines) == 4 and not any("mirred" in l for l in tc_lines)
+    # On a host's cable, the shaper sits at the host, whose TCP then holds back its own packets.
+    net = Network([Node("h"), Node("s", "switch"), Node("g")],
+                  [Link("s>h", "s", "h", 1e6), Link("h>s", "h", "s", 1e6), Link("s>g", "s", "g", 1e6),
+                   Link("g>s", "g", "s", 1e6)], shared_duplex=[("s>h", "h>s")])
+    assert [(c.ifb, c.ifb_at) for c in plan_emulation(net, PREFIX).cables] == [(f"{PREFIX}-v0", "h"), (None, None)]
+
+
+def _one_cable(capacity_Bps: float, shared: bool, latencies_s: tuple[float, float] = (0.0, 0.0)) -> Network:
+    """Hosts a and b behind switches s1 and s2; the cable s1–s2 and the host links at ``capacity_Bps``."""
+    def cable(u: str, v: str, lat: tuple[float, float] = (0.0, 0.0)) -> list[Link]:
+        return [Link(f"{u}>{v}", u, v, capacity_Bps, lat[0]), Link(f"{v}>{u}", v, u, capacity_Bps, lat[1])]
+
+    return Network([Node("a"), Node("b"), Node("s1", "switch"), Node("s2", "switch")],
+                   cable("a", "s1") + cable("s1", "s2", latencies_s) + cable("s2", "b"),
+                   shared_duplex=[("s1>s2", "s2>s1")] if shared else [])
+
+
+def _opposite_flows(net: Network, nbytes: int) -> tuple[float, float, float]:
+    """Flows a → b and b → a at once: their bytes over the span of both, and each direction's
+    rate on the cable s1–s2 while both run (after their first 0.3 s), as fractions of its
+    capacity."""
+    capacity = net.links["s1>s2"].capacity_Bps
+    with Emulation(net, PREFIX) as emu:
+        samples: list[tuple[float, dict[str, int]]] = []
+        flows: list[dict] = []
+        runner = threading.Thread(target=lambda: flows.extend(concurrent_flows(emu, [("a", "b"), ("b", "a")], nbytes)))
+        runner.start()
+        while runner.is_alive():
+            samples.append((time.monotonic(), link_counters(emu)))
+            time.sleep(0.1)
+        runner.join()
+    assert len(flows) == 2
+    start, end = max(f["start_s"] for f in flows) + 0.3, min(f["end_s"] for f in flows)
+    during = [s for s in samples if start <= s[0] <= end]
+    assert len(during) >= 3, "the flows overlapped too briefly to measure"
+    (t0, c0), (t1, c1) = during[0], during[-1]
+    share = [(c1[lid] - c0[lid]) / (t1 - t0) / (capacity * 1514 / 1448) for lid in ("s1>s2", "s2>s1")]
+    span = max(f["end_s"] for f in flows) - min(f["start_s"] for f in flows)
+    return 2 * nbytes / span / capacity, share[0], share[1]
+
+
+@needs_root
+def test_opposite_flows_share_a_shared_duplex_cable_and_not_a_plain_one():
+    capacity, nbytes = 2e6, 2_500_000
+    together, forward, backward = _opposite_flows(_one_cable(capacity, shared=True), nbytes)
+    # One rate for both directions: the two flows together carry about the cable's capacity,
+    # split between the directions (not evenly: TCP flows through one drop-tail queue are not fair).
+    assert 0.85 < together < 1.05, together
+    assert 0.85 < forward + backward < 1.05 and min(forward, backward) > 0.2, (forward, backward)
+    together, forward, backward = _opposite_flows(_one_cable(capacity, shared=False), nbytes)
+    # Two rates: each flow gets about the whole capacity.
+    assert 1.7 < together < 2.1, together
+    assert 0.85 < forward < 1.05 and 0.85 < backward < 1.05, (forward, backward)
+    assert existing(PREFIX) == []
 
 
 @needs_root
@@ -128,6 +223,29 @@ def test_mpi_ranks_in_namespaces_exchange_byte_exact():
     assert all(m.verified for m in result.modes)
     # The bytes went over the emulated links, not through shared memory.
     assert after["h1>x"] - before["h1>x"] >= 4 * 2 * 200_000
+
+
+@needs_root
+def test_mpi_ranks_exchange_byte_exact_over_shared_duplex_uplinks_and_leave_nothing():
+    net = build_topology(SHARED_HIERARCHY)
+    schedule = plan(net, all_to_all(net, size_bytes=100_000), "round-robin")
+    links_before = _root_links()
+    with Emulation(net, PREFIX) as emu:
+        before = link_counters(emu)
+        result = run_exchange(schedule, ["frames", "all-at-once"], repeats=1, warmup=0, namespaces=emu.namespace)
+        after = link_counters(emu)
+    assert all(m.verified for m in result.modes)
+    # Each mode sends 4 transfers up each uplink and 4 down it.
+    for lid in ("e1>root", "root>e1"):
+        assert after[lid] - before[lid] >= 2 * 4 * 100_000, lid
+    assert existing(PREFIX) == [] and _root_links() == links_before
+    assert not any(name.startswith(f"{PREFIX}-") for name in _root_links())
+
+
+def _root_links() -> list[str]:
+    """The interfaces of the root namespace."""
+    out = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    return sorted(line.split(":")[1].strip().split("@")[0] for line in out.splitlines())
 
 
 @needs_root

@@ -1,10 +1,15 @@
 """What an emulated network is made of, before anything is created: one namespace and one
-address per node, one veth cable per pair of connected nodes, and the routes of every node
-(:mod:`.routes`).
+address per node, one veth cable per pair of connected nodes (with an ``ifb`` shaper for a
+shared-duplex one), and the routes of every node (:mod:`.routes`).
 
 Every node has one address, ``10.213.I/250.I%250+1`` for node index ``I``: a host on its cable
 (where MPI looks for it), a switch on its loopback interface. Names carry the prefix, so that
 several emulated networks (a test's, a benchmark's, a user's) live side by side.
+
+Both directions of a shared-duplex cable ``vK`` pass through one ``ifb`` device ``PREFIX-vK``
+(:func:`~liquidsched.emulate.shaping.shared_duplex_commands`) in the namespace of one end: the
+host's when the other end is a switch (its TCP then holds back its own packets, as on every
+host link), else the cable's first end.
 """
 
 from __future__ import annotations
@@ -24,13 +29,16 @@ _PREFIX_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 @dataclass
 class Cable:
     """One veth pair between nodes ``a`` and ``b`` (interface ``name`` on both sides), with the
-    model's link for each direction (None: unshaped)."""
+    model's link for each direction (None: unshaped). A shared-duplex cable is shaped by the
+    ``ifb`` device ``ifb`` in the namespace of node ``ifb_at`` (None for the others)."""
 
     name: str
     a: str
     b: str
     a_to_b: str | None
     b_to_a: str | None
+    ifb: str | None = None
+    ifb_at: str | None = None
 
 
 @dataclass
@@ -57,6 +65,16 @@ class EmulationPlan:
                 return self.namespace[link.src], c.name
         raise KeyError(link_id)
 
+    def shaper(self, link_id: str) -> tuple[str, str]:
+        """The namespace and device whose root qdisc shapes link ``link_id``: its egress
+        interface, or the ``ifb`` device of its shared-duplex cable."""
+        for c in self.cables:
+            if link_id in (c.a_to_b, c.b_to_a):
+                if c.ifb is not None:
+                    return self.namespace[c.ifb_at], c.ifb
+                return self.egress(link_id)
+        raise KeyError(link_id)
+
     def ingress(self, link_id: str) -> tuple[str, str]:
         """The namespace and interface where link ``link_id``'s traffic arrives."""
         link = self.network.links[link_id]
@@ -80,7 +98,8 @@ def plan_emulation(net: Network, prefix: str = DEFAULT_PREFIX) -> EmulationPlan:
     Raises
     ------
     TopologyError
-        for shared-duplex links, or routes the emulation cannot reproduce by destination.
+        for routes the emulation cannot reproduce by destination, or a shared-duplex pair whose
+        directions have different latencies (one shaper delays both).
 
     Examples
     --------
@@ -88,14 +107,13 @@ def plan_emulation(net: Network, prefix: str = DEFAULT_PREFIX) -> EmulationPlan:
     >>> p = plan_emulation(build_topology("two-switch"))
     >>> p.namespace["t1"], p.address["t1"], len(p.cables)
     ('lsq-n2', '10.213.0.3', 11)
+    >>> p = plan_emulation(build_topology("hierarchical:d1=1,d2=2,shared_uplinks=true"))
+    >>> [(c.name, c.a, c.b, c.ifb, c.ifb_at) for c in p.cables if c.ifb]
+    [('v0', 'e1', 'root', 'lsq-v0', 'e1'), ('v2', 'e2', 'root', 'lsq-v2', 'e2')]
     """
     from .routes import add_routes
 
     check_prefix(prefix)
-    if net.shared_duplex:
-        a, b = net.shared_duplex[0]
-        raise TopologyError(f"links {a} and {b} are shared-duplex: the emulation cannot make two directions "
-                            "share one rate (declare them as two links)")
     nodes = list(net.nodes)
     if len(nodes) > 250 * 250:
         raise TopologyError(f"{len(nodes)} nodes: the emulation addresses at most 62,500")
@@ -111,6 +129,17 @@ def plan_emulation(net: Network, prefix: str = DEFAULT_PREFIX) -> EmulationPlan:
             c.a_to_b = lid
         else:
             c.b_to_a = lid
+    for a, b in net.shared_duplex:
+        la, lb = net.links[a], net.links[b]
+        if la.latency_s != lb.latency_s:
+            raise TopologyError(f"shared-duplex links {a} and {b} have different latencies ({la.latency_s} s, "
+                                f"{lb.latency_s} s): the emulation delays both directions in one shaper")
+        c = cables[frozenset((la.src, la.dst))]
+        c.ifb = f"{prefix}-{c.name}"
+        if len(c.ifb) > 15:
+            raise TopologyError(f"{len(cables)} cables: the shaper of cable {c.name} cannot be named within "
+                                "15 characters (use a shorter prefix)")
+        c.ifb_at = c.b if net.is_switch(c.a) and not net.is_switch(c.b) else c.a
     plan = EmulationPlan(prefix, net, namespace, address, list(cables.values()), {n: {} for n in nodes})
     add_routes(plan, cables)
     return plan

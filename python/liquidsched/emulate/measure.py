@@ -1,6 +1,6 @@
-"""Measuring an emulated network: link byte counters, one TCP flow's time and rate, and the
-arrival times of a flow's packets at the far end of a link (to check that shaping honours its
-rate over short windows, not only on average)."""
+"""Measuring an emulated network: link byte counters, one TCP flow's time and rate, flows
+running at once, and the arrival times of a flow's packets at the far end of a link (to check
+that shaping honours its rate over short windows, not only on average)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def link_counters(plan: EmulationPlan) -> dict[str, int]:
 _SINK = """
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], 5201)); s.listen(1); print("ready", flush=True)
+s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1); print("ready", flush=True)
 c, _ = s.accept(); n = 0
 while True:
     b = c.recv(1 << 20)
@@ -43,15 +43,19 @@ print(n, flush=True)
 
 _SOURCE = """
 import socket, sys, time
-n = int(sys.argv[2]); buf = bytes(1 << 20); c = socket.create_connection((sys.argv[1], 5201))
-t = time.perf_counter(); left = n
+n = int(sys.argv[3]); buf = bytes(1 << 20); c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+t = time.monotonic(); left = n
 while left > 0:
     left -= c.send(buf[:min(left, len(buf))])
-c.shutdown(socket.SHUT_WR); c.recv(1); print(time.perf_counter() - t, flush=True)
+c.shutdown(socket.SHUT_WR); c.recv(1); print(t, time.monotonic(), flush=True)
 """
 
+#: The port of the first flow's receiver (the next flows' are the next ports).
+_PORT = 5201
+
 # Captures the TCP packets to port 5201 arriving on one interface, with the kernel's receive
-# timestamps (taken as the packet leaves the shaper at the other end of the veth, so neither
+# timestamps (taken as the packet leaves its shaper: at the other end of the veth, or the ifb of
+# a shared-duplex cable at this end, which hands it back before the capture sees it; so neither
 # the capture's nor the sink's scheduling delays show), until argv[2] payload bytes have come.
 _CAPTURE = """
 import socket, struct, sys
@@ -82,21 +86,46 @@ print(repr(out), flush=True)
 def send_bytes(plan: EmulationPlan, src: str, dst: str, nbytes: int) -> float:
     """Send ``nbytes`` over one TCP connection from host ``src`` to host ``dst``; the seconds it
     took, until the receiver had everything."""
-    sink = subprocess.Popen(["ip", "netns", "exec", plan.namespace[dst], sys.executable, "-c", _SINK,
-                             plan.address[dst]], stdout=subprocess.PIPE, text=True)
+    flow = concurrent_flows(plan, [(src, dst)], nbytes)[0]
+    return flow["end_s"] - flow["start_s"]
+
+
+def concurrent_flows(plan: EmulationPlan, pairs: list[tuple[str, str]], nbytes: int) -> list[dict]:
+    """One TCP connection per (source, destination) host pair of ``pairs``, all started
+    together, each sending ``nbytes``. Per flow: ``src``, ``dst``, ``start_s`` and ``end_s``
+    (the connection's first byte sent and the receiver's acknowledgement of its last, on the
+    machine's monotonic clock, comparable between flows) and ``rate_Bps``."""
+    sinks, sources = [], []
     try:
-        assert sink.stdout is not None
-        if sink.stdout.readline().strip() != "ready":
-            raise BackendError(f"could not listen on {dst}")
-        out = run_command(["ip", "netns", "exec", plan.namespace[src], sys.executable, "-c", _SOURCE,
-                           plan.address[dst], str(nbytes)])
-        got = int(sink.stdout.readline().strip() or 0)
-        if got != nbytes:
-            raise BackendError(f"{src} → {dst}: sent {nbytes} bytes, {got} arrived")
-        return float(out.strip())
+        for i, (src, dst) in enumerate(pairs):
+            sinks.append(subprocess.Popen(["ip", "netns", "exec", plan.namespace[dst], sys.executable, "-c", _SINK,
+                                           plan.address[dst], str(_PORT + i)], stdout=subprocess.PIPE, text=True))
+        for sink, (src, dst) in zip(sinks, pairs):
+            assert sink.stdout is not None
+            if sink.stdout.readline().strip() != "ready":
+                raise BackendError(f"could not listen on {dst}")
+        for i, (src, dst) in enumerate(pairs):
+            sources.append(subprocess.Popen(["ip", "netns", "exec", plan.namespace[src], sys.executable, "-c",
+                                             _SOURCE, plan.address[dst], str(_PORT + i), str(nbytes)],
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        flows = []
+        for source, sink, (src, dst) in zip(sources, sinks, pairs):
+            out, err = source.communicate(timeout=120)
+            if source.returncode != 0:
+                what = (err.strip().splitlines() or ["(no message)"])[-1]
+                raise BackendError(f"{src} → {dst}: the sender failed: {what}")
+            assert sink.stdout is not None
+            got = int(sink.stdout.readline().strip() or 0)
+            if got != nbytes:
+                raise BackendError(f"{src} → {dst}: sent {nbytes} bytes, {got} arrived")
+            start, end = (float(x) for x in out.split())
+            flows.append({"src": src, "dst": dst, "start_s": start, "end_s": end, "rate_Bps": nbytes / (end - start)})
+        return flows
     finally:
-        sink.kill()
-        sink.wait()
+        for proc in sources + sinks:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
 
 
 def arrivals(plan: EmulationPlan, src: str, dst: str, nbytes: int) -> list[tuple[float, int]]:

@@ -1,7 +1,9 @@
-"""Creating and removing an emulated network: namespaces, veth cables, addresses, routes and
-rate limits, a state file in ``/run/liquidsched`` recording what :func:`up` built (for
-``status``, ``run`` and ``down``), and :class:`Emulation`, which removes everything on exit,
-error or signal. Root is required."""
+"""Creating and removing an emulated network: namespaces, veth cables, ``ifb`` shapers of
+shared-duplex cables, addresses, routes and rate limits (:func:`build_commands` lists them), a
+state file in ``/run/liquidsched`` recording what :func:`up` built (for ``status``, ``run`` and
+``down``), and :class:`Emulation`, which removes everything on exit, error or signal. The
+``ifb`` devices live in the namespaces, so removing the namespaces removes them. Root is
+required."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from ..errors import BackendError
 from ..io.topology import topology_from_dict
 from ..network import Network
 from .addressing import DEFAULT_PREFIX, EmulationPlan, check_prefix, plan_emulation
-from .shaping import gso_max_size, host_queue_share, qdisc_commands
+from .shaping import gso_max_size, host_queue_share, qdisc_commands, shared_duplex_commands
 
 STATE_DIR = Path("/run/liquidsched")
 
@@ -54,23 +56,44 @@ def up(plan: EmulationPlan) -> None:
 
 
 def _build(plan: EmulationPlan) -> None:
+    for cmd, stdin in build_commands(plan):
+        run_command(cmd, stdin)
+
+
+def build_commands(plan: EmulationPlan) -> list[tuple[list[str], str | None]]:
+    """The commands :func:`up` runs, in order, each with its standard input (``ip -batch`` and
+    ``tc -batch`` scripts): namespaces, cables, each node's addresses, shapers (``ifb``) and
+    routes, its settings, then each namespace's qdiscs and filters.
+
+    Examples
+    --------
+    >>> from liquidsched import build_topology
+    >>> cmds = build_commands(plan_emulation(build_topology("crossbar:n=2,capacity_Bps=1MB/s")))
+    >>> [" ".join(cmd[:4]) for cmd, _ in cmds][:3]
+    ['ip netns add lsq-n0', 'ip netns add lsq-n1', 'ip netns add lsq-n2']
+    >>> print(cmds[-1][1], end="")
+    qdisc add dev v1 root handle 1: tbf rate 8364640bit burst 4542 limit 20000
+    """
     net = plan.network
+    cmds: list[tuple[list[str], str | None]] = []
     for node, ns in plan.namespace.items():
-        run_command(["ip", "netns", "add", ns])
+        cmds.append((["ip", "netns", "add", ns], None))
     for c in plan.cables:
-        run_command(["ip", "link", "add", c.name, "netns", plan.namespace[c.a], "type", "veth",
-                     "peer", "name", c.name, "netns", plan.namespace[c.b]])
+        cmds.append((["ip", "link", "add", c.name, "netns", plan.namespace[c.a], "type", "veth",
+                      "peer", "name", c.name, "netns", plan.namespace[c.b]], None))
     for node, ns in plan.namespace.items():
         mine = [c.name for c in plan.cables if node in (c.a, c.b)]
         # A host with one cable holds its address there, where MPI looks for it; switches and
         # multi-homed hosts on the loopback interface (neighbours still resolve it by ARP).
         home = mine[0] if len(mine) == 1 and not net.is_switch(node) else "lo"
+        ifbs = [c.ifb for c in plan.cables if c.ifb is not None and c.ifb_at == node]
         lines = ["link set lo up", *(f"link set {c} gso_max_size {_cable_gso(plan, c)}" for c in mine),
-                 *(f"link set {c} up" for c in mine), f"addr add {plan.address[node]}/32 dev {home}"]
+                 *(f"link set {c} up" for c in mine), f"addr add {plan.address[node]}/32 dev {home}",
+                 *(line for ifb in ifbs for line in (f"link add {ifb} type ifb", f"link set {ifb} up"))]
         src = f" src {plan.address[node]}" if not net.is_switch(node) else ""
         for dst, (cable, nxt) in plan.routes[node].items():
             lines.append(f"route add {dst}/32 via {plan.address[nxt]} dev {cable} onlink{src}")
-        run_command(["ip", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n")
+        cmds.append((["ip", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n"))
         # IPv6 is off so that router solicitations do not show on the link counters.
         settings = {"net/ipv6/conf/all/disable_ipv6": "1", "net/ipv6/conf/default/disable_ipv6": "1",
                     "net/ipv4/conf/all/rp_filter": "0", "net/ipv4/conf/default/rp_filter": "0",
@@ -78,16 +101,24 @@ def _build(plan: EmulationPlan) -> None:
         if not net.is_switch(node):
             settings["net/ipv4/tcp_limit_output_bytes"] = str(host_queue_share(net, node))
         script = "; ".join(f"echo {v} > /proc/sys/{k}" for k, v in settings.items())
-        run_command(["ip", "netns", "exec", ns, "sh", "-c", script])
+        cmds.append((["ip", "netns", "exec", ns, "sh", "-c", script], None))
     by_ns: dict[str, list[str]] = {}
     for c in plan.cables:
+        if c.ifb is not None and c.ifb_at is not None and c.a_to_b is not None:
+            # Both directions through one shaper: the pair has one capacity, latency and buffer.
+            link = net.links[c.a_to_b]
+            by_ns.setdefault(plan.namespace[c.ifb_at], []).extend(
+                shared_duplex_commands(c.name, c.ifb, link.capacity_Bps, link.latency_s, link.buffer_packets))
+            continue
         for lid in (c.a_to_b, c.b_to_a):
             if lid is not None:
                 link = net.links[lid]
                 ns, iface = plan.egress(lid)
-                by_ns.setdefault(ns, []).extend(qdisc_commands(iface, link.capacity_Bps, link.latency_s))
+                by_ns.setdefault(ns, []).extend(qdisc_commands(iface, link.capacity_Bps, link.latency_s,
+                                                               link.buffer_packets))
     for ns, lines in by_ns.items():
-        run_command(["tc", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n")
+        cmds.append((["tc", "-n", ns, "-batch", "-"], "\n".join(lines) + "\n"))
+    return cmds
 
 
 def _cable_gso(plan: EmulationPlan, name: str) -> int:
