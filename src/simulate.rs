@@ -8,11 +8,13 @@ use liquidsched_core::simulate::{Flow, Model, Policy, Problem};
 
 use crate::to_py_err;
 
-fn model_of(model: &str, policy: &str) -> PyResult<Model> {
+fn model_of(model: &str, policy: &str, window: u32) -> PyResult<Model> {
     let policy = match policy {
         "all-at-once" => Policy::AllAtOnce,
         "frames" => Policy::Frames,
         "per-sender" => Policy::PerSender,
+        "window" => Policy::Window(window),
+        "steps" => Policy::Steps,
         other => return Err(PyValueError::new_err(format!("unknown policy {other:?}"))),
     };
     match model {
@@ -25,10 +27,12 @@ fn model_of(model: &str, policy: &str) -> PyResult<Model> {
 
 /// Simulate a schedule: `paths[i]`, `sizes[i]`, `latencies[i]`, `senders[i]` describe flow
 /// `i`; `frames` lists flow indices in schedule order; `slots[r]` is the slot count of
-/// resource `r` (empty: one each). Returns a dict with `makespan_s`,
-/// `start_s`, `finish_s`, `utilisation` (resources × bins, flat), `bins`, `rate_updates`.
+/// resource `r` (empty: one each). The `window` and `steps` policies need `receivers[i]`
+/// (numbered like the senders) and take `frame_steps` (the step of each frame; empty: its
+/// index); `window` is W in steps. Returns a dict with `makespan_s`, `start_s`, `finish_s`,
+/// `utilisation` (resources × bins, flat), `bins`, `rate_updates`.
 #[pyfunction]
-#[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0, slots=Vec::new()))]
+#[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0, slots=Vec::new(), receivers=Vec::new(), frame_steps=Vec::new(), window=0))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -43,8 +47,11 @@ fn simulate<'py>(
     overhead_s: f64,
     bins: usize,
     slots: Vec<u32>,
+    receivers: Vec<u32>,
+    frame_steps: Vec<u32>,
+    window: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let model = model_of(model, policy)?;
+    let model = model_of(model, policy, window)?;
     let n = paths.len();
     if sizes.len() != n || latencies.len() != n || senders.len() != n {
         return Err(PyValueError::new_err(
@@ -69,6 +76,8 @@ fn simulate<'py>(
         flows,
         frames,
         overhead_s,
+        receivers,
+        frame_steps,
     };
     let p = py
         .detach(|| liquidsched_core::simulate::simulate(&problem, model, bins))

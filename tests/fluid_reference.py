@@ -62,3 +62,48 @@ def fluid_finish_times(paths, sizes, senders, frames, capacity, policy: str) -> 
             frame_no += 1
             active = set(frames[frame_no])
     return finish  # type: ignore[return-value]
+
+
+def gated_finish_times(paths, sizes, senders, receivers, frames, frame_steps, capacity,
+                       window: int | None) -> list[Fraction]:
+    """Finish times under the window policy (``window`` steps) or the steps policy (None),
+    straight from their definitions, re-evaluated after every event: node ``x`` may start its
+    next flow (schedule order) of step ``k`` when ``k < R_x + W``, ``R_x`` the first step with
+    an unfinished flow to ``x``; under the steps policy a flow starts when every earlier-step
+    flow of its sender and of its receiver, sent or received, has finished."""
+    n = len(paths)
+    step = {f: frame_steps[k] for k, fr in enumerate(frames) for f in fr}
+    order = [f for fr in frames for f in fr]
+    remaining = [Fraction(s) for s in sizes]
+    finish: list[Fraction | None] = [None] * n
+    started: set[int] = set()
+
+    def first_unfinished(flows) -> float:
+        return min((step[f] for f in flows if finish[f] is None), default=float("inf"))
+
+    def may_start(f: int) -> bool:
+        x, y = senders[f], receivers[f]
+        if window is not None:
+            earlier = [g for g in order if senders[g] == x and g not in started and order.index(g) < order.index(f)]
+            return not earlier and step[f] < first_unfinished([g for g in order if receivers[g] == x]) + window
+        mine = [g for g in order if x in (senders[g], receivers[g]) or y in (senders[g], receivers[g])]
+        return all(finish[g] is not None for g in mine if step[g] < step[f])
+
+    t = Fraction(0)
+    while len(started) < n or any(finish[f] is None for f in started):
+        changed = True
+        while changed:
+            changed = False
+            for f in order:
+                if f not in started and may_start(f):
+                    started.add(f)
+                    changed = True
+        active = {f for f in started if finish[f] is None}
+        rates = max_min_rates({f: paths[f] for f in active}, capacity)
+        dt = min(remaining[f] / rates[f] for f in active)
+        t += dt
+        for f in active:
+            remaining[f] -= rates[f] * dt
+            if remaining[f] == 0:
+                finish[f] = t
+    return finish  # type: ignore[return-value]

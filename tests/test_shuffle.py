@@ -10,7 +10,9 @@ import pytest
 from liquidsched import build_topology, compute_bound, plan, validate
 from liquidsched.errors import InputError, InvalidInputError
 from liquidsched.schedulers.shuffle import (PERMUTATIONS, exchange_steps, global_window, is_complete,
-                                            is_node_contention_free, is_switch_contention_free)
+                                            is_node_contention_free, is_switch_contention_free, packets_per_step,
+                                            schedule_window)
+from liquidsched.simulate import simulate
 from liquidsched.traffic import Traffic, Transfer, all_to_all
 
 SHAPES = [(d1, d2) for d1 in range(1, 9) for d2 in range(1, 9)]
@@ -146,3 +148,50 @@ def test_bad_options_are_clear_errors():
         plan(build_topology("crossbar:n=4"), traffic, "pairwise", permutation="gray")
     with pytest.raises(InvalidInputError, match="at least one node"):
         exchange_steps(0, "xor")
+
+
+@pytest.mark.parametrize("d1, d2", [(8, 2), (8, 3), (6, 4), (8, 4)])
+def test_window_from_the_uplink_buffers_is_the_papers(d1, d2):
+    """With the shift order (p − 1 steps a round, no idle step), the window the schedule
+    derives from its links' buffers is eq. 4 with the floor: 2ν on a shared-duplex uplink (one
+    buffer for both directions), ν on an uplink with a buffer per direction."""
+    spec = f"hierarchical:d1={d1},d2={d2},c1=12.5MB/s,c2=103MB/s,buffer=45"
+    for shared, directions in [(True, 2), (False, 1)]:
+        net = build_topology(spec + (",shared_uplinks=true" if shared else ""))
+        s = plan(net, all_to_all(net, size_bytes=3 * 4096), "shuffle", permutation="shift", remap=True,
+                 packet_bytes=4096)
+        assert schedule_window(s) == s.info.parameters["window"] == global_window(d1, d2, 45, directions)
+
+
+def test_window_counts_the_idle_steps_of_xor():
+    """XOR on 24 nodes takes 31 steps a round (7 with idle nodes): the uplinks carry 256 packets
+    a round, ν = 256/31, W = ⌊45·31/256⌋ = 5 (with shift's 23 steps it is 4)."""
+    net = build_topology("hierarchical:d1=8,d2=3,c2=103MB/s,shared_uplinks=true,buffer=45")
+    s = plan(net, all_to_all(net, size_bytes=4096), "shuffle", permutation="xor", remap=True, packet_bytes=4096)
+    assert packets_per_step(s)[net.link_resource["e1>root"]] == Fraction(256, 31)
+    assert s.info.parameters["window"] == 5
+
+
+def test_window_options():
+    with_buffer = build_topology("hierarchical:d1=2,d2=2,buffer=4")
+    without = build_topology("hierarchical:d1=2,d2=2")
+    traffic = all_to_all(without)
+    assert plan(without, traffic, "shuffle").info.parameters["window"] is None
+    assert plan(with_buffer, traffic, "shuffle", window="none").info.parameters["window"] is None
+    assert plan(with_buffer, traffic, "shuffle", window=7).info.parameters["window"] == 7
+    with pytest.raises(InputError, match="declares a buffer"):
+        plan(without, traffic, "shuffle", window="auto")
+    with pytest.raises(InputError, match="whole number of packets"):
+        plan(with_buffer, traffic, "shuffle", window=0)
+
+
+def test_an_unlimited_window_sends_like_all_at_once():
+    """Whole messages (one packet each) and a window as long as the schedule: every node starts
+    everything at once, which is the all-at-once policy; a window of one step keeps the nodes
+    in step, and the slow uplinks idle while the hosts exchange within their switch."""
+    net = build_topology("hierarchical:d1=3,d2=2,c2=20MB/s")
+    traffic = Traffic([Transfer(t.src, t.dst, 50_000 + 999 * k) for k, t in enumerate(all_to_all(net))])
+    s = plan(net, traffic, "shuffle", packet_bytes=10**6)
+    everything = simulate(s, "fluid", "window", window=s.length)
+    assert everything.makespan_s == pytest.approx(simulate(s, "fluid", "all-at-once").makespan_s, rel=1e-9)
+    assert simulate(s, "fluid", "window", window=1).makespan_s > everything.makespan_s

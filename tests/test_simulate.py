@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 
 from fractions import Fraction
 
@@ -18,7 +19,7 @@ from liquidsched.schedule import Piece, Schedule, ScheduleInfo
 from liquidsched.simulate import simulate
 from liquidsched.traffic import Traffic, Transfer, half_all_to_all
 
-from .fluid_reference import fluid_finish_times
+from .fluid_reference import fluid_finish_times, gated_finish_times
 from .strategies import problems
 
 UNIT = 1_000_000  # bytes; 1 s on a 1 MB/s link
@@ -118,5 +119,35 @@ def test_fluid_model_equals_an_independent_exact_computation(problem, policy, al
     expected = fluid_finish_times(paths, sizes, who, frames, capacity, policy)
     got = _core.simulate(list(net.resource_capacity), paths, [float(z) for z in sizes], [0.0] * len(paths), who,
                          frames, "fluid", policy)
+    for e, g in zip(expected, got["finish_s"]):
+        assert g == pytest.approx(float(e), rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems(), st.sampled_from([1, 2, 3, None]), st.integers(0, 2**16))
+def test_window_and_steps_policies_equal_their_definitions(problem, window, seed):
+    """The core's gated policies against a direct, exact re-evaluation of their rules after
+    every event (tests/fluid_reference.py), on random networks, traffics and step groupings."""
+    net, traffic = problem
+    s = plan(net, traffic, "round-robin")
+    sets = traffic.resource_lists(net)
+    host = {h: i for i, h in enumerate(net.hosts())}
+    paths, sizes, who, to, frames = [], [], [], [], []
+    for frame in s.frames:
+        frames.append([])
+        for piece in frame:
+            t = traffic.index[piece.transfer]
+            frames[-1].append(len(paths))
+            paths.append(sets[t])
+            sizes.append(piece.bytes)
+            who.append(host[traffic[t].src])
+            to.append(host[traffic[t].dst])
+    rng = random.Random(seed)
+    steps = sorted(rng.randrange(len(frames)) for _ in frames)
+    capacity = [Fraction(c) for c in net.resource_capacity]
+    expected = gated_finish_times(paths, sizes, who, to, frames, steps, capacity, window)
+    got = _core.simulate(list(net.resource_capacity), paths, [float(z) for z in sizes], [0.0] * len(paths), who,
+                         frames, "fluid", "steps" if window is None else "window", receivers=to, frame_steps=steps,
+                         window=window or 0)
     for e, g in zip(expected, got["finish_s"]):
         assert g == pytest.approx(float(e), rel=1e-9)

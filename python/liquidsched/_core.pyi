@@ -92,6 +92,9 @@ def simulate(
     overhead_s: float = 0.0,
     bins: int = 0,
     slots: Sequence[int] = (),
+    receivers: Sequence[int] = (),
+    frame_steps: Sequence[int] = (),
+    window: int = 0,
 ) -> RawPrediction: ...
 def weighted_steps(
     paths: Sequence[Sequence[int]], resources: int, times: Sequence[float], *, slots: Sequence[int] = (),

@@ -79,6 +79,19 @@ class Schedule:
         """Number of timeframes."""
         return len(self.frames)
 
+    def frame_steps(self) -> list[int]:
+        """The step of each frame, non-decreasing. A stepped algorithm (shuffle, pairwise) that
+        splits a step into several frames records its steps (``info.stats["frame_steps"]``);
+        otherwise each frame is a step of its own. The window and steps policies of the
+        simulator, and the shuffle and pairwise modes of the executor, go step by step."""
+        steps = self.info.stats.get("frame_steps")
+        if steps is None:
+            return list(range(len(self.frames)))
+        if len(steps) != len(self.frames) or any(b < a for a, b in zip(steps, steps[1:])):
+            raise ScheduleFormatError(f"info.stats.frame_steps: expected {len(self.frames)} non-decreasing steps, "
+                             f"one per frame")
+        return [int(s) for s in steps]
+
     @property
     def bound(self) -> Bound:
         """The bound of the schedule's traffic on its network (computed once)."""

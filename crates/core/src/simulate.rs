@@ -6,7 +6,11 @@
 //!   schedule order;
 //! - *fluid*: max-min fair sharing of every resource among the flows crossing it, rates
 //!   recomputed by progressive filling at every start and finish, with three start policies:
-//!   all at once, frame by frame behind a barrier, or per sender in schedule order.
+//!   all at once, frame by frame behind a barrier, per sender in schedule order, or gated per
+//!   node by the schedule's steps: under a window (paper 002's global window: a node sends the
+//!   flows of step `k` while `k` is less than `W` steps ahead of the steps it has wholly
+//!   received) or one step at a time (each node waits for its own flows, sent and received, of
+//!   a step before it starts the next: the pairwise exchange).
 //!
 //! A resource with capacity `c` and `k` slots carries `k` transfers at once, each at its slot
 //! rate `c / k`; in the frames and circuit models a flow runs at the smallest slot rate of its
@@ -40,6 +44,14 @@ pub enum Policy {
     Frames,
     /// Each sender sends its flows one after the other, in schedule order.
     PerSender,
+    /// Node `x` starts its flows of step `k` (schedule order) once `k < R_x + W`, where `R_x`
+    /// is the number of leading steps whose flows to `x` have all finished: `W` steps (packets,
+    /// when a node sends one per step) sent and not yet received, paper 002's global window.
+    Window(u32),
+    /// A flow of step `k` starts once every flow its sender or its receiver sends or receives
+    /// in an earlier step has finished: each node one round at a time, a send meeting its
+    /// receive, without a global barrier.
+    Steps,
 }
 
 /// The network model.
@@ -61,6 +73,10 @@ pub struct Problem {
     pub frames: Vec<Vec<u32>>,
     /// Overhead β added to every frame (frames model and frames policy).
     pub overhead_s: f64,
+    /// Receiving node of each flow, numbered like the senders (window and steps policies).
+    pub receivers: Vec<u32>,
+    /// Step of each frame, non-decreasing (window and steps policies); empty: the frame's index.
+    pub frame_steps: Vec<u32>,
 }
 
 /// What a simulation predicts.
@@ -130,6 +146,30 @@ fn check(problem: &Problem) -> CoreResult<()> {
     if let Some(i) = seen.iter().position(|&s| !s) {
         return Err(CoreError::InvalidInput(format!("flow {i} is in no frame")));
     }
+    if !problem.receivers.is_empty() && problem.receivers.len() != problem.flows.len() {
+        return Err(CoreError::InvalidInput(format!(
+            "{} receivers for {} flows",
+            problem.receivers.len(),
+            problem.flows.len()
+        )));
+    }
+    if !problem.frame_steps.is_empty() {
+        if problem.frame_steps.len() != problem.frames.len() {
+            return Err(CoreError::InvalidInput(format!(
+                "{} frame steps for {} frames",
+                problem.frame_steps.len(),
+                problem.frames.len()
+            )));
+        }
+        if let Some(k) = problem.frame_steps.windows(2).position(|w| w[1] < w[0]) {
+            return Err(CoreError::InvalidInput(format!(
+                "frame {} is in step {}, before the step {} of the frame before it",
+                k + 1,
+                problem.frame_steps[k + 1],
+                problem.frame_steps[k]
+            )));
+        }
+    }
     if !(problem.overhead_s.is_finite() && problem.overhead_s >= 0.0) {
         return Err(CoreError::InvalidInput(format!(
             "overhead {} must be a non-negative number",
@@ -142,6 +182,18 @@ fn check(problem: &Problem) -> CoreResult<()> {
 /// Predict the schedule's timing in `model`, with `bins` utilisation bins (0 for none).
 pub fn simulate(problem: &Problem, model: Model, bins: usize) -> CoreResult<Prediction> {
     check(problem)?;
+    if let Model::Fluid(Policy::Window(_) | Policy::Steps) = model {
+        if problem.receivers.len() != problem.flows.len() {
+            return Err(CoreError::InvalidInput(
+                "the window and steps policies need the receiver of every flow".into(),
+            ));
+        }
+    }
+    if model == Model::Fluid(Policy::Window(0)) {
+        return Err(CoreError::InvalidInput(
+            "a window must let at least one step through (W >= 1)".into(),
+        ));
+    }
     let mut prediction = match model {
         Model::Frames => frames_model(problem),
         Model::Circuit => circuit_model(problem),
@@ -346,6 +398,95 @@ struct Fluid<'a> {
     /// Flows that have started but are still in their latency phase.
     waiting: Vec<u32>,
     rate_updates: u64,
+    gates: Option<Gates>,
+}
+
+/// The per-node step counters of the window and steps policies.
+struct Gates {
+    /// Step of each flow.
+    step: Vec<u32>,
+    /// Per node, in step order: (step, unfinished flows of that step the node waits for): the
+    /// flows it receives (window), or those it sends or receives (steps).
+    pending: Vec<Vec<(u32, u32)>>,
+    /// Per node, the first entry of `pending` with unfinished flows.
+    head: Vec<usize>,
+    /// Per flow, its entries: (node, index in that node's `pending`), one or two.
+    entries: Vec<Vec<(u32, u32)>>,
+    /// Window in steps; None for the steps policy.
+    window: Option<u32>,
+    /// Steps policy: flows their sender has posted, waiting for their receiver to reach their step.
+    parked: Vec<Vec<u32>>,
+}
+
+impl Gates {
+    fn new(problem: &Problem, nodes: usize, window: Option<u32>) -> Self {
+        let n = problem.flows.len();
+        let mut step = vec![0u32; n];
+        for (k, frame) in problem.frames.iter().enumerate() {
+            let s = problem.frame_steps.get(k).copied().unwrap_or(k as u32);
+            for &i in frame {
+                step[i as usize] = s;
+            }
+        }
+        let mut pending: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nodes];
+        let mut entries = vec![Vec::new(); n];
+        for &i in problem.frames.iter().flatten() {
+            let f = &problem.flows[i as usize];
+            let receiver = problem.receivers[i as usize];
+            let mut tracked = vec![receiver];
+            if window.is_none() && f.sender != receiver {
+                tracked.push(f.sender);
+            }
+            for x in tracked {
+                let list = &mut pending[x as usize];
+                match list.last_mut() {
+                    Some((s, count)) if *s == step[i as usize] => *count += 1,
+                    _ => list.push((step[i as usize], 1)),
+                }
+                entries[i as usize].push((x, list.len() as u32 - 1));
+            }
+        }
+        Gates {
+            step,
+            pending,
+            head: vec![0; nodes],
+            entries,
+            window,
+            parked: vec![Vec::new(); nodes],
+        }
+    }
+
+    /// The first step in which node `x` still waits for a flow (u32::MAX when none).
+    fn front(&self, x: usize) -> u32 {
+        self.pending[x]
+            .get(self.head[x])
+            .map_or(u32::MAX, |&(s, _)| s)
+    }
+
+    /// Whether node `x` may send (window) or post (steps) flow `i` now.
+    fn open(&self, x: usize, i: u32) -> bool {
+        let s = self.step[i as usize];
+        match self.window {
+            Some(w) => s < self.front(x).saturating_add(w),
+            None => s <= self.front(x),
+        }
+    }
+
+    /// Count flow `i` finished; the nodes whose front moved.
+    fn finish(&mut self, i: u32) -> Vec<usize> {
+        let mut moved = Vec::new();
+        for &(x, e) in &self.entries[i as usize] {
+            let (x, e) = (x as usize, e as usize);
+            self.pending[x][e].1 -= 1;
+            if e == self.head[x] && self.pending[x][e].1 == 0 {
+                while self.head[x] < self.pending[x].len() && self.pending[x][self.head[x]].1 == 0 {
+                    self.head[x] += 1;
+                }
+                moved.push(x);
+            }
+        }
+        moved
+    }
 }
 
 impl<'a> Fluid<'a> {
@@ -360,9 +501,16 @@ impl<'a> Fluid<'a> {
         let senders = problem
             .flows
             .iter()
-            .map(|f| f.sender as usize + 1)
+            .map(|f| f.sender)
+            .chain(problem.receivers.iter().copied())
+            .map(|x| x as usize + 1)
             .max()
             .unwrap_or(0);
+        let gates = match policy {
+            Policy::Window(w) => Some(Gates::new(problem, senders, Some(w))),
+            Policy::Steps => Some(Gates::new(problem, senders, None)),
+            _ => None,
+        };
         let mut queues = vec![Vec::new(); senders];
         for &i in problem.frames.iter().flatten() {
             queues[problem.flows[i as usize].sender as usize].push(i);
@@ -384,6 +532,7 @@ impl<'a> Fluid<'a> {
             queue_pos: vec![0; senders],
             waiting: Vec::new(),
             rate_updates: 0,
+            gates,
         }
     }
 
@@ -407,6 +556,46 @@ impl<'a> Fluid<'a> {
                     self.start_next_of_sender(s, 0.0);
                 }
             }
+            Policy::Window(_) | Policy::Steps => {
+                for x in 0..self.queues.len() {
+                    self.start_open_of_node(x, 0.0);
+                }
+            }
+        }
+    }
+
+    /// Start (or, under the steps policy, post) every next flow of node `x` that its gate lets
+    /// through.
+    fn start_open_of_node(&mut self, x: usize, t: f64) {
+        while let Some(&i) = self.queues[x].get(self.queue_pos[x]) {
+            let Some(gates) = self.gates.as_mut() else {
+                return;
+            };
+            if !gates.open(x, i) {
+                break;
+            }
+            self.queue_pos[x] += 1;
+            let receiver = self.problem.receivers[i as usize] as usize;
+            if gates.window.is_none() && !gates.open(receiver, i) {
+                gates.parked[receiver].push(i);
+            } else {
+                self.begin(i, t);
+            }
+        }
+    }
+
+    /// Node `x`'s front moved: start what it may send, and the flows parked for it.
+    fn gate_moved(&mut self, x: usize, t: f64) {
+        self.start_open_of_node(x, t);
+        let Some(gates) = self.gates.as_mut() else {
+            return;
+        };
+        let parked = std::mem::take(&mut gates.parked[x]);
+        let (ready, wait): (Vec<u32>, Vec<u32>) =
+            parked.into_iter().partition(|&i| gates.open(x, i));
+        gates.parked[x] = wait;
+        for i in ready {
+            self.begin(i, t);
         }
     }
 
@@ -472,6 +661,12 @@ impl<'a> Fluid<'a> {
             Policy::PerSender => {
                 let s = self.problem.flows[i as usize].sender as usize;
                 self.start_next_of_sender(s, t);
+            }
+            Policy::Window(_) | Policy::Steps => {
+                let moved = self.gates.as_mut().map(|g| g.finish(i)).unwrap_or_default();
+                for x in moved {
+                    self.gate_moved(x, t);
+                }
             }
         }
     }
@@ -638,6 +833,8 @@ mod tests {
             flows: fl,
             frames: vec![vec![0, 2], vec![1]],
             overhead_s: 0.0,
+            receivers: Vec::new(),
+            frame_steps: Vec::new(),
         }
     }
 
@@ -688,6 +885,8 @@ mod tests {
             flows: fl.clone(),
             frames: rr,
             overhead_s: 0.0,
+            receivers: Vec::new(),
+            frame_steps: Vec::new(),
         };
         let circuit = simulate(&problem, Model::Circuit, 0).unwrap();
         assert!(close(circuit.makespan_s, 7.0), "{}", circuit.makespan_s);
@@ -698,6 +897,8 @@ mod tests {
             flows: fl,
             frames: liquid.frames,
             overhead_s: 0.0,
+            receivers: Vec::new(),
+            frame_steps: Vec::new(),
         };
         for model in [Model::Circuit, Model::Frames] {
             assert!(close(simulate(&problem, model, 0).unwrap().makespan_s, 6.0));
@@ -715,9 +916,152 @@ mod tests {
             flows: fl,
             frames: vec![vec![1], vec![0]],
             overhead_s: 0.0,
+            receivers: Vec::new(),
+            frame_steps: Vec::new(),
         };
         let p = simulate(&problem, Model::Fluid(Policy::PerSender), 0).unwrap();
         assert!(close(p.start_s[0], 1.0) && close(p.finish_s[0], 2.0) && close(p.finish_s[1], 1.0));
+    }
+
+    /// Two nodes send each other four unit packets, one per step, each direction on its own
+    /// link of capacity 1 with a latency of 1: a window of W steps sends W packets together.
+    fn exchange_with_latency() -> Problem {
+        let mut fl = Vec::new();
+        let mut receivers = Vec::new();
+        for _ in 0..4 {
+            for (x, y) in [(0u32, 1u32), (1, 0)] {
+                fl.push(Flow {
+                    path: vec![x],
+                    size_bytes: 1.0,
+                    latency_s: 1.0,
+                    sender: x,
+                });
+                receivers.push(y);
+            }
+        }
+        Problem {
+            capacities: vec![1.0, 1.0],
+            slots: Vec::new(),
+            flows: fl,
+            frames: (0..4).map(|k| vec![2 * k, 2 * k + 1]).collect(),
+            overhead_s: 0.0,
+            receivers,
+            frame_steps: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_window_of_w_steps_keeps_w_packets_in_flight() {
+        // W = 1: each packet waits for the one received before it: 4 × (1 + 1) = 8.
+        // W = 2: two packets share the link after their latency: 2 × (1 + 2) = 6.
+        // W = 4: all four: 1 + 4 = 5, as all at once.
+        let problem = exchange_with_latency();
+        for (w, expected) in [(1, 8.0), (2, 6.0), (3, 6.0), (4, 5.0), (100, 5.0)] {
+            let p = simulate(&problem, Model::Fluid(Policy::Window(w)), 0).unwrap();
+            assert!(close(p.makespan_s, expected), "W = {w}: {}", p.makespan_s);
+        }
+        let all = simulate(&problem, Model::Fluid(Policy::AllAtOnce), 0).unwrap();
+        assert!(close(all.makespan_s, 5.0));
+    }
+
+    #[test]
+    fn frame_steps_group_frames_into_one_step() {
+        // The same exchange with frames 0-1 and 2-3 declared as steps 0 and 1: W = 1 sends two
+        // packets at a time.
+        let mut problem = exchange_with_latency();
+        problem.frame_steps = vec![0, 0, 1, 1];
+        let p = simulate(&problem, Model::Fluid(Policy::Window(1)), 0).unwrap();
+        assert!(close(p.makespan_s, 6.0), "{}", p.makespan_s);
+        problem.frame_steps = vec![0, 1, 1, 0];
+        assert!(matches!(
+            simulate(&problem, Model::Fluid(Policy::Window(1)), 0),
+            Err(CoreError::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn steps_policy_waits_for_the_receivers_round() {
+        // a: 0 -> 1 (4 bytes, step 0); b: 2 -> 3 (1 byte, step 0); c: 2 -> 0 (1 byte, step 1),
+        // each on its own link of capacity 1. c's sender is ready at 1, its receiver at 4.
+        let problem = Problem {
+            capacities: vec![1.0, 1.0, 1.0],
+            slots: Vec::new(),
+            flows: vec![
+                Flow {
+                    path: vec![0],
+                    size_bytes: 4.0,
+                    latency_s: 0.0,
+                    sender: 0,
+                },
+                Flow {
+                    path: vec![1],
+                    size_bytes: 1.0,
+                    latency_s: 0.0,
+                    sender: 2,
+                },
+                Flow {
+                    path: vec![2],
+                    size_bytes: 1.0,
+                    latency_s: 0.0,
+                    sender: 2,
+                },
+            ],
+            frames: vec![vec![0, 1], vec![2]],
+            overhead_s: 0.0,
+            receivers: vec![1, 3, 0],
+            frame_steps: Vec::new(),
+        };
+        let p = simulate(&problem, Model::Fluid(Policy::Steps), 0).unwrap();
+        assert_eq!(p.start_s, vec![0.0, 0.0, 4.0]);
+        assert!(close(p.makespan_s, 5.0));
+        // Without receivers the gated policies are refused.
+        let mut bare = problem.clone();
+        bare.receivers.clear();
+        assert!(simulate(&bare, Model::Fluid(Policy::Steps), 0).is_err());
+        assert!(simulate(&problem, Model::Fluid(Policy::Window(0)), 0).is_err());
+    }
+
+    #[test]
+    fn gated_policies_finish_every_flow_of_uneven_traffics() {
+        // Random senders, receivers, sizes and steps (some nodes only send, some only
+        // receive): no window, however small, and no order leaves a flow unstarted.
+        let mut rng = crate::testing::Rng(0x9e37_79b9_7f4a_7c15);
+        for case in 0..300 {
+            let nodes = 2 + rng.below(6) as u32;
+            let n = 1 + rng.below(25) as usize;
+            let mut flows = Vec::new();
+            let mut receivers = Vec::new();
+            for _ in 0..n {
+                let x = rng.below(nodes as u64) as u32;
+                let y = rng.below(nodes as u64) as u32;
+                flows.push(Flow {
+                    path: vec![x, nodes + y],
+                    size_bytes: 1.0 + rng.below(5) as f64,
+                    latency_s: 0.1 * rng.below(3) as f64,
+                    sender: x,
+                });
+                receivers.push(y);
+            }
+            let frames: Vec<Vec<u32>> = (0..n as u32).map(|i| vec![i]).collect();
+            let mut steps: Vec<u32> = (0..n).map(|_| rng.below(6) as u32).collect();
+            steps.sort_unstable();
+            let problem = Problem {
+                capacities: vec![1.0; 2 * nodes as usize],
+                slots: Vec::new(),
+                flows,
+                frames,
+                overhead_s: 0.0,
+                receivers,
+                frame_steps: steps,
+            };
+            for policy in [Policy::Window(1), Policy::Window(2), Policy::Steps] {
+                let p = simulate(&problem, Model::Fluid(policy), 0).unwrap();
+                assert!(
+                    p.finish_s.iter().all(|f| f.is_finite()),
+                    "case {case}, {policy:?}: a flow never finished"
+                );
+            }
+        }
     }
 
     #[test]
@@ -730,6 +1074,8 @@ mod tests {
             flows: fl,
             frames: vec![vec![0]],
             overhead_s: 0.25,
+            receivers: Vec::new(),
+            frame_steps: Vec::new(),
         };
         for model in [Model::Circuit, Model::Fluid(Policy::AllAtOnce)] {
             assert!(close(simulate(&problem, model, 0).unwrap().makespan_s, 2.5));
@@ -748,6 +1094,8 @@ mod tests {
             flows: flows(&[vec![0, 1], vec![0]], 2.0),
             frames: vec![vec![0, 1]],
             overhead_s: 0.0,
+            receivers: Vec::new(),
+            frame_steps: Vec::new(),
         };
         let p = simulate(&problem, Model::Fluid(Policy::AllAtOnce), 4).unwrap();
         assert!(close(p.makespan_s, 2.0));
@@ -791,6 +1139,8 @@ mod tests {
                 .collect(),
             frames: vec![vec![0, 1], vec![2]],
             overhead_s: 0.0,
+            receivers: Vec::new(),
+            frame_steps: Vec::new(),
         };
         let frames = simulate(&problem, Model::Frames, 0).unwrap();
         assert_eq!(frames.makespan_s, 2.0);

@@ -31,6 +31,23 @@ def simulation_options(args: argparse.Namespace) -> tuple[str, str, float]:
     return model, policy, args.overhead or 0.0
 
 
+def simulated_window(args: argparse.Namespace, schedule, model: str, policy: str) -> int | None:
+    """The window policy's W from ``--window``: a number as given, ``auto`` from the links'
+    buffers; None leaves it to the schedule (a shuffle exchange's own)."""
+    from ..schedulers.shuffle import schedule_window
+
+    given = getattr(args, "window", None)
+    if model != "fluid" or policy != "window":
+        if given is not None and schedule.info.algorithm != "shuffle":
+            raise InputError("--window applies to --policy window (or to --algorithm shuffle)")
+        return None
+    if given == "none":
+        raise InputError("--policy window needs a window; --window none leaves none")
+    if given == "auto":
+        return schedule_window(schedule)
+    return given
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -40,13 +57,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     model, policy, overhead = simulation_options(args)
     if args.backend == "simgrid" and args.plot:
         raise InputError("--plot needs the utilisation map of the rust backend; SimGrid gives finish times only")
-    # simulate's β is the model's and the step cost a scheduler that takes one minimises alike.
-    schedule = schedule_from_args(args, shared=("overhead",))
+    # simulate's β is the model's and the step cost a scheduler that takes one minimises alike;
+    # its window is the window policy's and the shuffle exchange's alike.
+    schedule = schedule_from_args(args, shared=("overhead", "window"))
+    window = simulated_window(args, schedule, model, policy)
     violations = validate(schedule)
     if violations and model != "fluid":
         raise InputError(f"the schedule is not valid in the slot model ({violations[0]}); "
                          "only the fluid model (--model fluid) simulates it")
-    prediction = simulate(schedule, model, policy, overhead, bins=200 if args.plot else 0, backend=args.backend)
+    prediction = simulate(schedule, model, policy, overhead, bins=200 if args.plot else 0, backend=args.backend,
+                          window=window)
     if args.plot:
         from ..plot import plot_utilisation
 
@@ -67,7 +87,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     table = Table(show_header=False, title=title)
     described = {"frames": "frames (each frame as long as its longest piece at its slot rate)",
                  "circuit": "circuit (a transfer holds a slot of each resource of its path while it runs)",
-                 "fluid": f"fluid (max-min fair sharing), {policy}"}[model]
+                 "fluid": f"fluid (max-min fair sharing), {policy}"
+                          + (f" W = {prediction.window} steps" if prediction.window else "")}[model]
     table.add_row("model", described + (" (SimGrid CM02)" if args.backend == "simgrid" else "")
                   + (f", β = {overhead * 1e3:g} ms a frame" if overhead else ""))
     table.add_row("makespan", f"{prediction.makespan_s * 1e3:.3f} ms")
@@ -94,7 +115,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "fluid when --policy or --backend simgrid is given)")
     p.add_argument("--policy", choices=POLICIES,
                    help="fluid model: flows frame by frame behind a barrier (default), all at once "
-                        "(the schedule's order ignored), or per sender in schedule order")
+                        "(the schedule's order ignored), per sender in schedule order, under a global window "
+                        "(window: --window, or a shuffle schedule's own), or each node one step at a time (steps)")
     p.add_argument("--overhead", type=float, metavar="S",
                    help="β added to every frame (frames model, fluid frames policy; default 0); "
                         "also the step cost ggp and oggp schedule for")

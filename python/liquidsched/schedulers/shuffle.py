@@ -161,24 +161,106 @@ def _messages(traffic: Traffic, hosts: list[str]) -> tuple[dict[tuple[int, int],
     return pairs, selves
 
 
-def _frames_of_steps(net: Network, traffic: Traffic, steps: list[list[tuple[int, int]]]) -> list[list[Piece]]:
+def _frames_of_steps(net: Network, traffic: Traffic,
+                     steps: list[list[tuple[int, int]]]) -> tuple[list[list[Piece]], list[int]]:
     """Steps of ``(transfer, bytes)`` as frames, each step split where it exceeds a resource's
-    slots."""
+    slots, and the step of each frame."""
     names, resource_sets, slots = traffic.names, traffic.resource_sets(net), net.resource_slots
-    frames = []
-    for step in steps:
+    frames, frame_steps = [], []
+    for k, step in enumerate(steps):
         size = dict(step)
         for members in split_steps_into_frames([list(size)], resource_sets, slots):
             frames.append([Piece(names[t], size[t]) for t in members])
-    return frames
+            frame_steps.append(k)
+    return frames, frame_steps
+
+
+def _stepped_schedule(net: Network, traffic: Traffic, steps: list[list[tuple[int, int]]],
+                      info: ScheduleInfo) -> Schedule:
+    """The schedule of ``steps``, recording the step of each frame where steps were split."""
+    frames, frame_steps = _frames_of_steps(net, traffic, steps)
+    if len(frame_steps) != len(steps):
+        info.stats["frame_steps"] = frame_steps
+    return Schedule(net, traffic, frames, info)
+
+
+def packets_per_step(schedule: Schedule) -> list[Fraction | None]:
+    """ν of each resource: the pieces crossing it per step on average, over the steps in which
+    a piece crosses the network (a resource shared by both directions of a cable counts both);
+    None for a resource no piece crosses."""
+    net, traffic = schedule.network, schedule.traffic
+    resource_sets = traffic.resource_sets(net)
+    steps = schedule.frame_steps()
+    crossing = [0] * len(net.resources)
+    busy_steps = set()
+    for frame, step in zip(schedule.frames, steps):
+        for piece in frame:
+            t = traffic.index[piece.transfer]
+            if traffic[t].src != traffic[t].dst:
+                busy_steps.add(step)
+                for r in resource_sets[t]:
+                    crossing[r] += 1
+    return [Fraction(c, len(busy_steps)) if c else None for c in crossing]
+
+
+def schedule_window(schedule: Schedule) -> int:
+    """The global window W_g of a schedule on its network, in steps (packets, for the shuffle
+    exchange): the least over the resources that declare a buffer B_L of ⌊B_L / ν⌋
+    (:func:`packets_per_step`), at least 1.
+
+    On the paper's hierarchy this is eq. 4 with the floor: with separate uplink directions ν is
+    eq. 3's, with shared-duplex uplinks (one buffer for both directions) it is twice that, the
+    2ν of the paper's experiments (:func:`global_window`).
+
+    Raises
+    ------
+    InputError
+        when no resource the schedule uses declares a buffer (``buffer_packets``).
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import build_topology
+    >>> from liquidsched.traffic import all_to_all
+    >>> net = build_topology("hierarchical:d1=8,d2=2,c2=103MB/s,shared_uplinks=true,buffer=45")
+    >>> schedule_window(shuffle(net, all_to_all(net, size_bytes=65536), remap=True))
+    5
+    """
+    buffers = schedule.network.resource_buffer_packets
+    windows = [math.floor(Fraction(b) / nu) for b, nu in zip(buffers, packets_per_step(schedule))
+               if b is not None and nu is not None]
+    if not windows:
+        raise InputError("no link the exchange crosses declares a buffer (buffer_packets): "
+                         "give the window as a number of packets")
+    return max(1, min(windows))
+
+
+def resolve_window(schedule: Schedule, window: int | str | None) -> int | None:
+    """The window a shuffle exchange runs under: a whole number as given, ``"auto"`` from the
+    network's buffers (:func:`schedule_window`), ``"none"`` for no window, and None for
+    ``"auto"`` where the network declares a buffer and no window where it does not."""
+    if window is None:
+        return schedule_window(schedule) if any(b is not None for b in schedule.network.resource_buffer_packets) \
+            else None
+    if window == "none":
+        return None
+    if window == "auto":
+        return schedule_window(schedule)
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise InputError(f"the window must be a whole number of packets >= 1, 'auto' or 'none'; got {window!r}")
+    return window
 
 
 def shuffle(net: Network, traffic: Traffic, permutation: str = "xor", remap: bool = False,
-            packet_bytes: int = DEFAULT_PACKET_BYTES) -> Schedule:
+            packet_bytes: int = DEFAULT_PACKET_BYTES, window: int | str | None = None) -> Schedule:
     """The synchronous shuffle exchange (Alg. 1): each message cut into packets of
     ``packet_bytes``; in round ``r`` every node sends its ``r``-th packet to each partner of the
     order in turn. Several transfers between one pair are one message, in traffic order;
     transfers from a host to itself go last.
+
+    ``window`` (Alg. 2's W_g, :func:`resolve_window`) is recorded in ``info.parameters`` for
+    the simulator's window policy and the executor's shuffle mode: packets a node may have sent
+    beyond those it has received, a whole number, ``"auto"`` (from the network's buffers),
+    ``"none"``, or None (auto where the network declares a buffer).
 
     Examples
     --------
@@ -208,7 +290,9 @@ def shuffle(net: Network, traffic: Traffic, permutation: str = "xor", remap: boo
         steps.append([(t, traffic[t].size_bytes) for t in selves])
     info = ScheduleInfo("shuffle", parameters={"permutation": permutation, "remap": remap, "packet_bytes": packet_bytes},
                         stats={"steps": len(steps), "rounds": rounds, "order_steps": len(order)})
-    return Schedule(net, traffic, _frames_of_steps(net, traffic, steps), info)
+    schedule = _stepped_schedule(net, traffic, steps, info)
+    info.parameters["window"] = resolve_window(schedule, window)
+    return schedule
 
 
 def pairwise(net: Network, traffic: Traffic, permutation: str = "edge-colour", remap: bool = False) -> Schedule:
@@ -233,4 +317,4 @@ def pairwise(net: Network, traffic: Traffic, permutation: str = "edge-colour", r
         steps.append([(t, traffic[t].size_bytes) for t in selves])
     info = ScheduleInfo("pairwise", parameters={"permutation": permutation, "remap": remap},
                         stats={"steps": len(steps), "order_steps": len(order)})
-    return Schedule(net, traffic, _frames_of_steps(net, traffic, steps), info)
+    return _stepped_schedule(net, traffic, steps, info)

@@ -4,7 +4,13 @@ The simulator runs in the Rust core. ``frames`` counts synchronous timeframes (e
 its longest piece at its slot rate, plus an overhead β); ``circuit`` lets a transfer hold a slot
 of every resource of its path while it runs (wormhole / cut-through); ``fluid`` shares every
 resource max-min fairly among the flows crossing it (TCP-like, slots play no part), with flows
-started all at once, frame by frame behind a barrier, or per sender in schedule order.
+started all at once, frame by frame behind a barrier, per sender in schedule order, under a
+global window (paper 002: a node sends the pieces of step ``k`` while ``k`` is fewer than ``W``
+steps ahead of the steps it has wholly received), or one step at a time per node (the pairwise
+exchange: a piece starts when its sender and its receiver have finished their earlier steps).
+Steps are the schedule's (:meth:`~liquidsched.schedule.Schedule.frame_steps`). The fluid model
+has no buffers and loses nothing: it predicts what a window costs in pipelining (too small a
+window leaves links idle for a latency), not the congestion losses it prevents.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ..errors import InputError
 from ..schedule import Schedule
 
 MODELS = ("frames", "circuit", "fluid")
-POLICIES = ("all-at-once", "frames", "per-sender")
+POLICIES = ("all-at-once", "frames", "per-sender", "window", "steps")
 #: ``rust``: the simulator of the core; ``simgrid``: SimGrid's CM02 model (fluid only).
 BACKENDS = ("rust", "simgrid")
 
@@ -47,36 +53,64 @@ class Prediction:
     #: wall-clock time of the simulation itself (for SimGrid: its engine's run, platform loading
     #: and process start excluded)
     wall_s: float = 0.0
+    #: W of the window policy, in steps
+    window: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "policy": self.policy, "backend": self.backend,
+        return {"model": self.model, "policy": self.policy, "backend": self.backend, "window": self.window,
                 "makespan_s": self.makespan_s, "throughput_Bps": self.throughput_Bps,
                 "ratio_to_bound": self.ratio_to_bound}
 
 
-def flows_of(schedule: Schedule) -> tuple[list[list[int]], list[float], list[float], list[int], list[list[int]]]:
-    """The schedule's pieces as simulator flows: paths, sizes, latencies, senders, and frames of
-    flow indices."""
+@dataclass
+class Flows:
+    """A schedule's pieces as simulator flows, hosts numbered in network order."""
+
+    paths: list[list[int]]
+    sizes: list[float]
+    latencies: list[float]
+    senders: list[int]
+    receivers: list[int]
+    #: flow indices of each frame, in schedule order
+    frames: list[list[int]]
+
+
+def flows_of(schedule: Schedule) -> Flows:
+    """The schedule's pieces as simulator flows."""
     net, traffic = schedule.network, schedule.traffic
     lists = traffic.resource_lists(net)
-    senders = {h: i for i, h in enumerate(net.senders())}
+    host = {h: i for i, h in enumerate(net.hosts())}
     path_latency = [sum(net.links[l].latency_s for l in net.route(t.src, t.dst)) for t in traffic]
-    paths, sizes, latencies, who, frames = [], [], [], [], []
+    flows = Flows([], [], [], [], [], [])
     for frame in schedule.frames:
         ids = []
         for piece in frame:
             i = traffic.index[piece.transfer]
-            ids.append(len(paths))
-            paths.append(lists[i])
-            sizes.append(float(piece.bytes))
-            latencies.append(path_latency[i])
-            who.append(senders[traffic[i].src])
-        frames.append(ids)
-    return paths, sizes, latencies, who, frames
+            ids.append(len(flows.paths))
+            flows.paths.append(lists[i])
+            flows.sizes.append(float(piece.bytes))
+            flows.latencies.append(path_latency[i])
+            flows.senders.append(host[traffic[i].src])
+            flows.receivers.append(host[traffic[i].dst])
+        flows.frames.append(ids)
+    return flows
+
+
+def window_of(schedule: Schedule, window: int | None) -> int:
+    """The window policy's W: as given, else the one the schedule was made with (a shuffle
+    exchange's ``info.parameters["window"]``)."""
+    if window is None:
+        window = schedule.info.parameters.get("window")
+        if window is None:
+            raise InputError("the window policy needs a window: give one (a number of steps), or a shuffle "
+                             "schedule made with a window")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise InputError(f"the window must be a whole number of steps >= 1, got {window!r}")
+    return window
 
 
 def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-once", overhead_s: float = 0.0,
-             bins: int = 0, backend: str = "rust") -> Prediction:
+             bins: int = 0, backend: str = "rust", window: int | None = None) -> Prediction:
     """Predict the makespan of ``schedule`` in ``model``.
 
     Parameters
@@ -86,7 +120,9 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     policy
         When fluid flows start: ``all-at-once`` (every transfer whole, at once: the
         schedule's pieces and order do not matter), ``frames`` (barrier between frames) or
-        ``per-sender`` (each sender in schedule order, no barrier). Ignored by the other models.
+        ``per-sender`` (each sender in schedule order, no barrier), ``window`` (each node in
+        schedule order, at most ``window`` steps ahead of the steps it has received) or
+        ``steps`` (each node one step at a time). Ignored by the other models.
     overhead_s
         β added to every frame (frames model, frames policy).
     bins
@@ -94,6 +130,9 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     backend
         ``rust`` (the core's simulator) or ``simgrid`` (SimGrid's CM02 model, fluid model only;
         see :mod:`liquidsched.simulate.simgrid_backend`).
+    window
+        W of the ``window`` policy, in steps; by default the schedule's own
+        (:func:`window_of`).
 
     Examples
     --------
@@ -115,26 +154,35 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     if not overhead_s >= 0:
         raise InputError(f"overhead must be non-negative, got {overhead_s!r}")
     _check_simulable(schedule)
+    gated = model == "fluid" and policy in ("window", "steps")
+    if window is not None and not (model == "fluid" and policy == "window"):
+        raise InputError("a window applies to the fluid model's window policy")
+    w = window_of(schedule, window) if model == "fluid" and policy == "window" else 0
     if model == "fluid" and policy == "all-at-once":
         schedule = whole_transfers(schedule)
     net = schedule.network
     if backend == "simgrid":
         if model != "fluid":
             raise InputError(f"the simgrid backend simulates the fluid model, not {model}")
+        if gated:
+            raise InputError(f"the simgrid backend has no {policy} policy; use the rust backend")
         from .simgrid_backend import run_simgrid
 
         raw = run_simgrid(schedule, policy, overhead_s)
         empty = np.zeros((len(net.resources), 0))
         return _prediction(schedule, model, policy, max(raw["finish_s"], default=0.0), raw["start_s"],
                            raw["finish_s"], empty, 0, "simgrid", raw["run_s"])
-    paths, sizes, latencies, senders, frames = flows_of(schedule)
+    f = flows_of(schedule)
     t0 = time.perf_counter()
-    raw = _core.simulate(list(net.resource_capacity), paths, sizes, latencies, senders, frames, model, policy,
-                         float(overhead_s), int(bins), slots=net.resource_slots)
+    raw = _core.simulate(list(net.resource_capacity), f.paths, f.sizes, f.latencies, f.senders, f.frames, model,
+                         policy, float(overhead_s), int(bins), slots=net.resource_slots, receivers=f.receivers,
+                         frame_steps=schedule.frame_steps() if gated else [], window=w)
     wall = time.perf_counter() - t0
     utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
-    return _prediction(schedule, model, policy if model == "fluid" else None, raw["makespan_s"], raw["start_s"],
-                       raw["finish_s"], utilisation, raw["rate_updates"], "rust", wall)
+    prediction = _prediction(schedule, model, policy if model == "fluid" else None, raw["makespan_s"],
+                             raw["start_s"], raw["finish_s"], utilisation, raw["rate_updates"], "rust", wall)
+    prediction.window = w or None
+    return prediction
 
 
 def _check_simulable(schedule: Schedule) -> None:
@@ -169,4 +217,4 @@ def _prediction(schedule: Schedule, model: str, policy: str | None, makespan: fl
                       list(net.resources), rate_updates, backend, wall_s)
 
 
-__all__ = ["BACKENDS", "MODELS", "POLICIES", "Prediction", "flows_of", "simulate"]
+__all__ = ["BACKENDS", "MODELS", "POLICIES", "Flows", "Prediction", "flows_of", "simulate", "window_of"]

@@ -62,18 +62,18 @@ def simgrid_job(schedule: Schedule, policy: str, overhead_s: float, platform: st
     delay is the route latency), frames of flow indices, and each sender's flows in order."""
     from . import flows_of
 
-    _, sizes, latencies, senders, frames = flows_of(schedule)
+    f = flows_of(schedule)
     traffic = schedule.traffic
     ends = [traffic[traffic.index[p.transfer]] for frame in schedule.frames for p in frame]
     flows = []
-    for t, size, delay in zip(ends, sizes, latencies):
+    for t, size, delay in zip(ends, f.sizes, f.latencies):
         if not float(size).is_integer():
             raise InputError(f"transfer {t.src}->{t.dst}: SimGrid sends whole bytes, got a piece of {size!r}")
         flows.append([t.src, t.dst, int(size), delay])
     per_sender: dict[int, list[int]] = {}
-    for i, who in enumerate(senders):
+    for i, who in enumerate(f.senders):
         per_sender.setdefault(who, []).append(i)
-    return {"platform": platform, "config": CM02_CONFIG, "flows": flows, "frames": frames,
+    return {"platform": platform, "config": CM02_CONFIG, "flows": flows, "frames": f.frames,
             "per_sender": list(per_sender.values()), "policy": policy, "overhead_s": float(overhead_s)}
 
 
