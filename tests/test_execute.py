@@ -7,7 +7,8 @@ import random
 import pytest
 
 from liquidsched import build_topology, plan
-from liquidsched.execute import MODES, mpiexec_command, run_exchange
+from liquidsched.errors import InputError
+from liquidsched.execute import MODES, alltoall_mode_env, mpiexec_command, run_exchange
 from liquidsched.execute.plan import exchange_plan
 from liquidsched.schedule import Piece, Schedule, ScheduleInfo
 from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all, random_matrix
@@ -108,3 +109,51 @@ def test_whole_transfer_schedules_from_the_schedulers_run_byte_exact():
         result = run_exchange(plan(net, traffic, algorithm), MODES, repeats=2, warmup=1)
         assert len(result.hosts) == 8
         assert all(m.verified and len(m.times_s) == 2 for m in result.modes)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shuffle_under_a_window_of_one_step_and_pairwise_deliver_every_byte(seed):
+    """The tightest window on uneven random traffic (some ranks only send, some only receive)
+    cannot leave every rank waiting: the window counts steps, not packets."""
+    schedule = split_schedule(seed)
+    schedule.info.parameters["window"] = 1
+    result = run_exchange(schedule, ["shuffle", "pairwise"], repeats=1, warmup=0, seed=seed)
+    assert all(m.verified is True for m in result.modes), [(m.mode, m.verified) for m in result.modes]
+
+
+def test_shuffle_and_pairwise_schedules_run_in_their_modes_beside_mpis_alltoall():
+    """Each mode executes its own schedule (the shuffle exchange in packets under W = 2, the
+    pairwise exchange) and MPICH's alltoall algorithms run on blocks of the equal messages;
+    every byte checked, self blocks included where the traffic has them."""
+    net = build_topology("hierarchical:d1=2,d2=2")
+    for traffic in (all_to_all(net, size_bytes=70_000), half_all_to_all(net, size_bytes=70_000, include_self=True)):
+        base = plan(net, traffic, "liquid")
+        own = {"shuffle": plan(net, traffic, "shuffle", remap=True, packet_bytes=16_384, window=2),
+               "pairwise": plan(net, traffic, "pairwise", remap=True)}
+        modes = ["frames", "shuffle", "pairwise", "alltoall", "alltoall-brucks", "alltoall-pairwise",
+                 "alltoall-scattered-0", "alltoall-scattered-2"]
+        result = run_exchange(base, modes, repeats=1, warmup=0, mode_schedules=own)
+        assert [m.mode for m in result.modes] == modes
+        assert [m.algorithm for m in result.modes] == ["liquid", "shuffle", "pairwise"] + ["MPI"] * 5
+        assert all(m.verified is True for m in result.modes), [(m.mode, m.verified) for m in result.modes]
+
+
+def test_alltoall_modes_need_equal_messages():
+    net = build_topology("crossbar:n=3")
+    uneven = Traffic([Transfer("h1", "h2", 10), Transfer("h2", "h3", 10), Transfer("h3", "h1", 20),
+                      Transfer("h1", "h3", 10), Transfer("h2", "h1", 10), Transfer("h3", "h2", 10)])
+    with pytest.raises(InputError, match="equal messages"):
+        run_exchange(plan(net, uneven, "round-robin"), ["alltoall-brucks"])
+    with pytest.raises(InputError, match="unknown mode 'alltoall-scattered'"):
+        run_exchange(plan(net, uneven, "round-robin"), ["alltoall-scattered"])
+
+
+def test_alltoall_modes_set_mpichs_control_variables():
+    assert alltoall_mode_env("alltoall") == {}
+    assert alltoall_mode_env("alltoall-brucks") == {"MPIR_CVAR_DEVICE_COLLECTIVES": "none",
+                                                    "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM": "brucks"}
+    assert alltoall_mode_env("alltoall-scattered-8")["MPIR_CVAR_ALLTOALL_THROTTLE"] == "8"
+    assert alltoall_mode_env("alltoall-scattered-x") is None
+    cmd = mpiexec_command(2, "job.json", mpiexec="mpiexec", env=alltoall_mode_env("alltoall-pairwise"))
+    assert cmd[:7] == ["mpiexec", "-genv", "MPIR_CVAR_DEVICE_COLLECTIVES", "none",
+                       "-genv", "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM", "pairwise"]

@@ -141,3 +141,21 @@ sys.exit(9)
                     "(Killed; out of memory?) (exit 9) (frames measured before)"]
     doc = json.loads(report.read_text())
     assert [m["mode"] for m in doc["modes"]] == ["frames"] and "failed" in doc
+
+
+def test_run_measures_the_shuffle_and_pairwise_schedules_and_mpis_alltoall(capsys):
+    """``--modes shuffle,pairwise`` with ``--algorithm liquid`` runs those schedulers' own
+    schedules, with the options given for them, and predicts each from its own schedule
+    (window policy, steps policy); the library's alltoall runs its own algorithm."""
+    args = ["run", "--topology", "hierarchical:d1=2,d2=2", "--traffic", "all-to-all", "--size", "40kB",
+            "--algorithm", "liquid", "--modes", "frames,shuffle,pairwise,alltoall-brucks", "--remap",
+            "--packet-bytes", "10kB", "--window", "2", "--repeats", "1", "--warmup", "0", "--json"]
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(m["mode"], m["algorithm"], m["verified"]) for m in report["modes"]] == [
+        ("frames", "liquid", True), ("shuffle", "shuffle", True), ("pairwise", "pairwise", True),
+        ("alltoall-brucks", "MPI", True)]
+    assert set(report["predicted_ratio_to_bound"]) == {"frames", "shuffle", "pairwise", "alltoall-brucks"}
+    with pytest.raises(SystemExit) as refused:
+        main(args[:-1] + ["--modes", "frames,alltoall-nope"])
+    assert refused.value.code == 2 and "unknown mode 'alltoall-nope'" in capsys.readouterr().err

@@ -7,7 +7,21 @@ Ranks are the traffic's hosts in network order, one process each, launched by ``
 * ``barrier-free``: a piece starts once the pieces before it on each of its resources have been
   received, told by point-to-point notifications;
 * ``all-at-once``: every send and receive posted together;
-* ``alltoallv``: ``MPI_Alltoallv`` itself, as the library orders it.
+* ``alltoallv``: ``MPI_Alltoallv`` itself, as the library orders it;
+* ``shuffle``: paper 002's synchronous shuffle exchange (Alg. 2): every receive posted, each
+  piece sent non-blocking in schedule order while the rank is fewer than W steps ahead of the
+  steps it has wholly received (the schedule's window, ``info.parameters["window"]``), no
+  barrier;
+* ``pairwise``: paper 002's pairwise exchange (Alg. 3): each rank one step at a time, waiting
+  for its own sends and receives of a step before the next;
+* ``alltoall``, ``alltoall-brucks``, ``alltoall-pairwise``, ``alltoall-scattered-N``:
+  ``MPI_Alltoall`` with MPICH's own choice, or one of its algorithms forced through its control
+  variables (the scattered one posting N sends and receives at a time), for an all-to-all of
+  equal messages; each such mode is a launch of its own, since MPICH reads them at start.
+
+The shuffle and pairwise modes are usually given their own schedules (``mode_schedules``: the
+``shuffle`` and ``pairwise`` schedulers' for the same traffic); the others run the schedule
+given, or ignore it (the MPI library's modes).
 
 Every run can check every received byte. Inside an emulated network
 (:mod:`liquidsched.emulate`), each rank runs in its host's namespace and MPICH is told to use TCP
@@ -46,15 +60,23 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..bounds import compute_bound
+from ..cost_model import CostParameters
 from ..errors import BackendError, InputError
 from ..schedule import Piece, Schedule
 from ..traffic import Traffic
 from .memory import InsufficientMemoryError, MemoryEstimate, check_memory, memory_estimate
-from .plan import MODES, ExchangePlan, exchange_plan
+from .plan import (ALLTOALL_ALGORITHMS, MODES, SCATTERED_THROTTLES, ExchangePlan, alltoall_mode_env, exchange_plan,
+                   is_mode, mode_names)
 
 #: The simulator's prediction beside each execution mode: (model, policy).
 PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("circuit", "all-at-once"),
-                      "all-at-once": ("fluid", "all-at-once"), "alltoallv": ("fluid", "all-at-once")}
+                      "all-at-once": ("fluid", "all-at-once"), "alltoallv": ("fluid", "all-at-once"),
+                      "shuffle": ("fluid", "window"), "pairwise": ("fluid", "steps")}
+
+
+def prediction_of_mode(mode: str) -> tuple[str, str]:
+    """The simulator's (model, policy) for ``mode``: the MPI library's alltoall as all at once."""
+    return PREDICTION_OF_MODE.get(mode, ("fluid", "all-at-once"))
 
 #: Environment that makes MPICH ranks in different network namespaces talk over TCP.
 NAMESPACE_ENV = {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
@@ -93,6 +115,9 @@ class ModeResult:
     #: measured on the modelled network (emulated or declared), so that the ratio is meaningful
     comparable: bool = True
 
+    #: the algorithm of the schedule the mode executed (``MPI`` for the library's own modes)
+    algorithm: str = ""
+
     @property
     def median_s(self) -> float:
         return statistics.median(self.times_s)
@@ -111,7 +136,7 @@ class ModeResult:
     def to_dict(self) -> dict[str, Any]:
         """The runs; ``ratio_to_bound`` is None when the network was not the modelled one."""
         ratio = self.ratio_to_bound if self.comparable and self.liquid_throughput_Bps else None
-        return {"mode": self.mode, "times_s": self.times_s, "median_s": self.median_s,
+        return {"mode": self.mode, "algorithm": self.algorithm, "times_s": self.times_s, "median_s": self.median_s,
                 "min_s": min(self.times_s), "max_s": max(self.times_s), "throughput_Bps": self.throughput_Bps,
                 "ratio_to_bound": ratio, "verified": self.verified}
 
@@ -185,33 +210,37 @@ def find_mpiexec() -> str:
 
 
 def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = None,
-                    mpiexec: str | None = None, extra_args: Sequence[str] = ()) -> list[str]:
-    """The command that starts one worker per rank; with ``namespaces``, rank ``r`` runs inside
-    network namespace ``namespaces[r]`` (MPMD form, one ``-n 1`` block per rank). ``extra_args``
-    go to ``mpiexec`` first (a host file on a cluster)."""
+                    mpiexec: str | None = None, extra_args: Sequence[str] = (),
+                    env: Mapping[str, str] | None = None, program: str = "liquidsched.execute.worker") -> list[str]:
+    """The command that starts one ``program`` (a module run with ``python -m``, given the job
+    file) per rank; with ``namespaces``, rank ``r`` runs inside network namespace
+    ``namespaces[r]`` (MPMD form, one ``-n 1`` block per rank). ``extra_args`` go to ``mpiexec``
+    first (a host file on a cluster); ``env`` is set for every rank."""
     mpiexec = mpiexec or find_mpiexec()
-    worker = [sys.executable, "-m", "liquidsched.execute.worker", job]
+    worker = [sys.executable, "-m", program, job]
+    genv = [arg for k, v in (env or {}).items() for arg in ("-genv", k, v)]
     if namespaces is None:
-        return [mpiexec, *extra_args, "-n", str(ranks), *worker]
+        return [mpiexec, *extra_args, *genv, "-n", str(ranks), *worker]
     if len(namespaces) != ranks:
         raise InputError(f"{ranks} ranks but {len(namespaces)} namespaces")
-    cmd = [mpiexec, *extra_args]
+    cmd = [mpiexec, *extra_args, *genv]
     for r, ns in enumerate(namespaces):
         env = [arg for k, v in NAMESPACE_ENV.items() for arg in ("-env", k, v)]
         cmd += [*([":"] if r else []), "-n", "1", *env, "ip", "netns", "exec", ns, *worker]
     return cmd
 
 
-def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int = 5, warmup: int = 1,
+def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES[:4], repeats: int = 5, warmup: int = 1,
                  verify: bool = True, namespaces: Mapping[str, str] | None = None, seed: int = 0,
                  timeout_s: float = 600.0, mpiexec_args: Sequence[str] = (),
-                 on_modelled_network: bool = False, plan: ExchangePlan | None = None) -> ExchangeResult:
+                 on_modelled_network: bool = False, plan: ExchangePlan | None = None,
+                 mode_schedules: Mapping[str, Schedule] | None = None) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
     Parameters
     ----------
     modes
-        Any of ``frames``, ``barrier-free``, ``all-at-once``, ``alltoallv``.
+        Any of :data:`MODES` and the ``MPI_Alltoall`` modes (:func:`alltoall_mode_env`).
     repeats, warmup
         Timed runs and untimed runs before them, per mode.
     verify
@@ -227,6 +256,9 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
         the result then compares with the model's bound (``network`` ``declared``).
     plan
         ``exchange_plan(schedule)`` when the caller has it already.
+    mode_schedules
+        The schedule a mode executes instead of ``schedule`` (same network and traffic): the
+        shuffle scheduler's for ``shuffle``, say.
 
     Raises
     ------
@@ -238,9 +270,9 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
     BackendError
         if MPI is missing.
     """
-    bad = [m for m in modes if m not in MODES]
+    bad = [m for m in modes if not is_mode(m)]
     if bad or not modes:
-        raise InputError(f"unknown mode {bad[0] if bad else '(none)'!r} (modes: {', '.join(MODES)})")
+        raise InputError(f"unknown mode {bad[0] if bad else '(none)'!r} (modes: {mode_names()})")
     if repeats < 1 or warmup < 0:
         raise InputError(f"need repeats >= 1 and warmup >= 0, got {repeats}, {warmup}")
     if namespaces is not None and on_modelled_network:
@@ -248,32 +280,109 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES, repeats: int 
     plan = plan or exchange_plan(schedule)
     if plan.size < 2:
         raise InputError("an exchange needs at least two hosts")
+    schedules = {m: (mode_schedules or {}).get(m, schedule) for m in modes}
+    for m, s in schedules.items():
+        if s.network != schedule.network or s.traffic.total_bytes != schedule.traffic.total_bytes:
+            raise InputError(f"mode {m}: its schedule is not of the same network and traffic")
+    if any(alltoall_mode_env(m) is not None for m in modes) and plan.block_bytes() is None:
+        raise InputError("the MPI_Alltoall modes need an all-to-all of equal messages (every host the same bytes "
+                         "to every other); this traffic is not one: use alltoallv")
     network = network_kind(namespaces, on_modelled_network, mpiexec_args)
     if network in ("local", "emulated"):
         check_memory(plan)
+    measured: dict[str, Any] = {}
+    raw: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="liquidsched-run-") as tmp:
         os.chmod(tmp, 0o755)
-        sched_path, job_path, out_path = (str(Path(tmp) / n) for n in ("schedule.json", "job.json", "out.json"))
-        schedule.save(sched_path)
-        Path(job_path).write_text(json.dumps({"schedule": sched_path, "modes": list(modes), "repeats": repeats,
-                                              "warmup": warmup, "verify": verify, "seed": seed,
-                                              "output": out_path}), encoding="utf-8")
+        files = _schedule_files(schedules, Path(tmp))
         ranks = None if namespaces is None else [namespaces[h] for h in plan.hosts]
-        cmd = mpiexec_command(plan.size, job_path, ranks, extra_args=mpiexec_args)
+        for k, (env, group) in enumerate(_launches(modes)):
+            runs = [{"mode": m, "schedule": files[m], "window": _window_of(m, schedules[m])} for m in group]
+            job_path, out_path = Path(tmp) / f"job{k}.json", Path(tmp) / f"out{k}.json"
+            job_path.write_text(json.dumps({"runs": runs, "repeats": repeats, "warmup": warmup, "verify": verify,
+                                            "seed": seed, "output": str(out_path)}), encoding="utf-8")
+            cmd = mpiexec_command(plan.size, str(job_path), ranks, extra_args=mpiexec_args, env=env)
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+                failure = None if done.returncode == 0 else failure_line(done.stderr + done.stdout, done.returncode)
+            except subprocess.TimeoutExpired:
+                failure = f"did not finish within {timeout_s:g} s"
+            raw = json.loads(out_path.read_text(encoding="utf-8")) if out_path.exists() else None
+            if raw is not None:
+                measured.update(raw["modes"])
+            if failure is None and (raw is None or raw.get("running")):
+                failure = "ended without writing its results"
+            if failure is not None:
+                merged = raw | {"modes": measured} if raw else {"modes": measured}
+                partial = _result(schedule, plan, merged, network, schedules) if measured else None
+                where = f" in mode {raw['running']}" if raw and raw.get("running") else ""
+                kept = f" ({', '.join(measured)} measured before)" if partial else ""
+                raise ExchangeFailedError(f"the MPI run failed{where}: {failure}{kept}", partial)
+    assert raw is not None
+    return _result(schedule, plan, raw | {"modes": measured}, network, schedules)
+
+
+def _schedule_files(schedules: Mapping[str, Schedule], tmp: Path) -> dict[str, str]:
+    """Each distinct schedule saved once; the file of each mode's."""
+    files: dict[int, str] = {}
+    by_mode = {}
+    for mode, s in schedules.items():
+        if id(s) not in files:
+            files[id(s)] = str(tmp / f"schedule{len(files)}.json")
+            s.save(files[id(s)])
+        by_mode[mode] = files[id(s)]
+    return by_mode
+
+
+def _window_of(mode: str, schedule: Schedule) -> int | None:
+    """The window the shuffle mode runs under: the schedule's own (None: no window)."""
+    return schedule.info.parameters.get("window") if mode == "shuffle" else None
+
+
+def _launches(modes: Sequence[str]) -> list[tuple[dict[str, str], list[str]]]:
+    """The modes grouped by the MPI environment they need, in order: one launch each (MPICH
+    reads its control variables when it starts)."""
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for m in modes:
+        groups.setdefault(tuple(sorted((alltoall_mode_env(m) or {}).items())), []).append(m)
+    return [(dict(env), group) for env, group in groups.items()]
+
+
+def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
+              namespaces: Mapping[str, str] | None = None, mpiexec_args: Sequence[str] = (),
+              timeout_s: float = 300.0) -> tuple[CostParameters, dict[str, Any]]:
+    """Paper 002's cost parameters between two hosts, measured by ping-pong
+    (:mod:`.calibrate`), and the raw measurements (with the round trip and the MPI library).
+
+    Raises
+    ------
+    InputError
+        unless two distinct hosts are given, a packet of at least one byte and one repeat.
+    ExchangeFailedError
+        if the MPI run fails.
+    """
+    if len(hosts) != 2 or hosts[0] == hosts[1]:
+        raise InputError(f"calibration runs between two distinct hosts, got {list(hosts)}")
+    if packet_bytes < 1 or repeats < 2:
+        raise InputError(f"need a packet of at least 1 byte and at least 2 repeats, got {packet_bytes}, {repeats}")
+    with tempfile.TemporaryDirectory(prefix="liquidsched-calibrate-") as tmp:
+        os.chmod(tmp, 0o755)
+        job, result = Path(tmp) / "job.json", Path(tmp) / "out.json"
+        job.write_text(json.dumps({"packet_bytes": packet_bytes, "repeats": repeats, "output": str(result)}),
+                       encoding="utf-8")
+        ranks = None if namespaces is None else [namespaces[h] for h in hosts]
+        cmd = mpiexec_command(2, str(job), ranks, extra_args=mpiexec_args, program="liquidsched.execute.calibrate")
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-            failure = None if done.returncode == 0 else failure_line(done.stderr + done.stdout, done.returncode)
         except subprocess.TimeoutExpired:
-            failure = f"did not finish within {timeout_s:g} s"
-        raw = json.loads(Path(out_path).read_text(encoding="utf-8")) if Path(out_path).exists() else None
-    if failure is None and (raw is None or raw.get("running")):
-        failure = "ended without writing its results"
-    if failure is not None:
-        partial = _result(schedule, plan, raw, network) if raw and raw["modes"] else None
-        where = f" in mode {raw['running']}" if raw and raw.get("running") else ""
-        kept = f" ({', '.join(raw['modes'])} measured before)" if partial else ""
-        raise ExchangeFailedError(f"the MPI run failed{where}: {failure}{kept}", partial)
-    return _result(schedule, plan, raw, network)
+            raise ExchangeFailedError(f"the calibration did not finish within {timeout_s:g} s") from None
+        if done.returncode != 0 or not result.exists():
+            raise ExchangeFailedError("the calibration failed: " + failure_line(done.stderr + done.stdout,
+                                                                                done.returncode))
+        raw = json.loads(result.read_text(encoding="utf-8"))
+    params = CostParameters(raw["send_overhead_s"], raw["latency_s"], raw["gap_s"], raw["recv_overhead_s"],
+                            raw["user_recv_s"], packet_bytes)
+    return params, raw
 
 
 #: What MPICH and the ranks print when a run fails, most telling first: a fatal MPI error, a
@@ -303,14 +412,22 @@ def failure_line(output: str, returncode: int) -> str:
     return f"{lines[-1] if lines else '(no message)'} (exit {returncode})"
 
 
-def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str) -> ExchangeResult:
+def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str,
+            schedules: Mapping[str, Schedule] | None = None) -> ExchangeResult:
     traffic = schedule.traffic
     crossing = network_schedule(schedule)
     bound = None if crossing is None else float(Fraction(compute_bound(schedule.network,
                                                                         crossing.traffic).liquid_throughput_Bps))
     network_bytes = 0 if crossing is None else crossing.traffic.total_bytes
     comparable = network in COMPARABLE_NETWORKS and bound is not None
-    modes = [ModeResult(mode, r["times_s"], r["verified"], network_bytes, bound, comparable)
+    schedules = schedules or {}
+
+    def algorithm(mode: str) -> str:
+        if alltoall_mode_env(mode) is not None or mode == "alltoallv":
+            return "MPI"
+        return schedules.get(mode, schedule).info.algorithm
+
+    modes = [ModeResult(mode, r["times_s"], r["verified"], network_bytes, bound, comparable, algorithm(mode))
              for mode, r in raw["modes"].items()]
     selfs = [t for t in traffic if t.src == t.dst]
     estimate = memory_estimate(plan)
@@ -323,7 +440,8 @@ def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str) -> 
     return ExchangeResult(schedule.info.algorithm, plan.hosts, modes, raw.get("mpi_library", ""), network, info)
 
 
-__all__ = ["COMPARABLE_NETWORKS", "MODES", "NAMESPACE_ENV", "NETWORKS", "PREDICTION_OF_MODE", "ExchangeFailedError",
-           "ExchangeResult", "InsufficientMemoryError", "MemoryEstimate", "ModeResult", "check_memory", "exchange_plan",
-           "failure_line", "find_mpiexec", "memory_estimate", "mpiexec_command", "network_kind", "network_schedule",
-           "run_exchange"]
+__all__ = ["ALLTOALL_ALGORITHMS", "calibrate", "COMPARABLE_NETWORKS", "MODES", "NAMESPACE_ENV", "NETWORKS", "PREDICTION_OF_MODE",
+           "SCATTERED_THROTTLES", "ExchangeFailedError", "ExchangeResult", "InsufficientMemoryError", "MemoryEstimate",
+           "ModeResult", "alltoall_mode_env", "check_memory", "exchange_plan", "failure_line", "find_mpiexec", "is_mode",
+           "memory_estimate", "mode_names", "mpiexec_command", "network_kind", "network_schedule",
+           "prediction_of_mode", "run_exchange"]

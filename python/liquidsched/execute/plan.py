@@ -18,13 +18,58 @@ import numpy as np
 from ..errors import InputError
 from ..schedule import Schedule
 
-#: How an exchange is executed.
-MODES = ("frames", "barrier-free", "all-at-once", "alltoallv")
+#: How an exchange is executed, by liquidsched's ranks (the MPI library's own alltoall
+#: algorithms are :func:`alltoall_mode_env`'s).
+MODES = ("frames", "barrier-free", "all-at-once", "alltoallv", "shuffle", "pairwise")
+#: ``MPI_Alltoall`` with MPICH's choice (``alltoall``) or one of its algorithms forced through its
+#: control variables; ``alltoall-scattered-N`` posts N sends and receives at a time (0: all).
+ALLTOALL_ALGORITHMS = {"alltoall": None, "alltoall-brucks": "brucks", "alltoall-pairwise": "pairwise",
+                       "alltoall-scattered": "scattered"}
+#: The throttles ``alltoall-scattered-N`` is usually measured with (MPICH's default is 32).
+SCATTERED_THROTTLES = (0, 4, 8, 32)
+
+
+def alltoall_mode_env(mode: str) -> dict[str, str] | None:
+    """The MPICH control variables that make ``MPI_Alltoall`` run ``mode``'s algorithm
+    (``alltoall``, ``alltoall-brucks``, ``alltoall-pairwise``, ``alltoall-scattered-N``); None
+    when ``mode`` is not one of them. The device's own collectives are turned off so that the
+    MPIR-level choice holds.
+
+    Examples
+    --------
+    >>> alltoall_mode_env("alltoall-scattered-4")["MPIR_CVAR_ALLTOALL_THROTTLE"]
+    '4'
+    >>> alltoall_mode_env("frames") is None
+    True
+    """
+    name, throttle = mode, None
+    head, _, tail = mode.rpartition("-")
+    if head == "alltoall-scattered" and tail.isdigit():
+        name, throttle = head, tail
+    if name not in ALLTOALL_ALGORITHMS or name == "alltoall-scattered" and throttle is None:
+        return None
+    algorithm = ALLTOALL_ALGORITHMS[name]
+    if algorithm is None:
+        return {}
+    env = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM": algorithm}
+    if throttle is not None:
+        env["MPIR_CVAR_ALLTOALL_THROTTLE"] = throttle
+    return env
+
+
+def is_mode(mode: str) -> bool:
+    """Whether ``mode`` is an execution mode: one of :data:`MODES` or an ``MPI_Alltoall`` one."""
+    return mode in MODES or alltoall_mode_env(mode) is not None
+
+
+def mode_names() -> str:
+    """The modes, for messages."""
+    return ", ".join(MODES) + ", alltoall, alltoall-brucks, alltoall-pairwise, alltoall-scattered-N"
 
 
 @dataclass(frozen=True)
 class Message:
-    """One piece, sent from ``src`` to ``dst`` (ranks) in ``frame``."""
+    """One piece, sent from ``src`` to ``dst`` (ranks) in ``frame``, of ``step``."""
 
     id: int
     frame: int
@@ -37,6 +82,8 @@ class Message:
     nbytes: int
     #: the piece's number among the messages from src to dst, in schedule order (its MPI tag)
     tag: int
+    #: the step of its frame (:meth:`Schedule.frame_steps`)
+    step: int = 0
 
 
 @dataclass
@@ -57,6 +104,18 @@ class ExchangePlan:
     @property
     def size(self) -> int:
         return len(self.hosts)
+
+    def block_bytes(self) -> int | None:
+        """The bytes every rank sends every other rank when they are all equal, as
+        ``MPI_Alltoall`` needs (a rank's block to itself: the same or nothing); None when not."""
+        pairs: dict[tuple[int, int], int] = {}
+        for src, dst, nbytes, _, _ in self.regions:
+            pairs[src, dst] = pairs.get((src, dst), 0) + nbytes
+        others = {pairs.get((a, b), 0) for a in range(self.size) for b in range(self.size) if a != b}
+        selves = {pairs.get((a, a), 0) for a in range(self.size)}
+        if len(others) != 1 or not selves <= others | {0}:
+            return None
+        return others.pop()
 
     def counts(self, rank: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``MPI_Alltoallv`` send counts, send displacements, receive counts and receive
@@ -106,6 +165,7 @@ def exchange_plan(schedule: Schedule) -> ExchangePlan:
     done = [0] * len(traffic)
     tags: dict[tuple[int, int], int] = {}
     messages = []
+    steps = schedule.frame_steps()
     for k, frame in enumerate(schedule.frames):
         for piece in frame:
             i = traffic.index[piece.transfer]
@@ -114,7 +174,7 @@ def exchange_plan(schedule: Schedule) -> ExchangePlan:
             tag = tags.get(pair, 0)
             tags[pair] = tag + 1
             messages.append(Message(len(messages), k, i, pair[0], pair[1], send_at[i] + done[i],
-                                    recv_at[i] + done[i], int(piece.bytes), tag))
+                                    recv_at[i] + done[i], int(piece.bytes), tag, steps[k]))
             done[i] += int(piece.bytes)
     for i, t in enumerate(traffic):
         if done[i] != t.size_bytes:

@@ -1,10 +1,11 @@
 """The program every MPI rank runs: ``python -m liquidsched.execute.worker JOB.json``.
 
-The job names the schedule file, the modes, warm-up and timed runs, and where rank 0 writes the
-results (after each mode, with the mode under way, so that a failed run keeps what it
-measured). Every rank builds the same :class:`~liquidsched.execute.plan.ExchangePlan` from the
-schedule file, fills its send buffer with each transfer's pattern and, for every run, exchanges
-and (optionally) checks every received byte.
+The job names the runs (a mode, the schedule file it executes and, for the shuffle mode, its
+window), warm-up and timed runs, and where rank 0 writes the results (after each mode, with
+the mode under way, so that a failed run keeps what it measured). Every rank builds the same
+:class:`~liquidsched.execute.plan.ExchangePlan` from each schedule file, fills its send buffer
+with each transfer's pattern and, for every run, exchanges and (optionally) checks every
+received byte.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from mpi4py import MPI
 
 from ..io.output import write_output
 from ..schedule import Schedule
-from .plan import ExchangePlan, Message, exchange_plan, pattern
+from .plan import ExchangePlan, Message, alltoall_mode_env, exchange_plan, pattern
 
 
 class RankExchange:
-    """One rank's buffers and messages, and the four ways of exchanging them."""
+    """One rank's buffers and messages, and the ways of exchanging them."""
 
-    def __init__(self, comm: MPI.Comm, plan: ExchangePlan, seed: int) -> None:
+    def __init__(self, comm: MPI.Comm, plan: ExchangePlan, seed: int, window: int | None = None) -> None:
         self.comm = comm
         self.notes = comm.Dup()
         self.plan = plan
@@ -48,7 +49,14 @@ class RankExchange:
             self.by_frame[m.frame][0].append(m)
         for m in self.incoming:
             self.by_frame[m.frame][1].append(m)
+        self.by_step: dict[int, tuple[list[Message], list[Message]]] = {}
+        for k, messages in ((0, self.outgoing), (1, self.incoming)):
+            for m in messages:
+                self.by_step.setdefault(m.step, ([], []))[k].append(m)
         self.counts = plan.counts(me)
+        #: the shuffle mode's window, in steps (None: none)
+        self.window = window
+        self.block: np.ndarray | None = None
 
     # -- the pieces of an exchange ------------------------------------------------------------
 
@@ -137,9 +145,83 @@ class RankExchange:
             elif what == "note":
                 release(int(item[0]))  # type: ignore[index]
 
+    def shuffle(self) -> None:
+        """Paper 002's Alg. 2: every receive posted, the sends started one after the other in
+        schedule order while the step of the next is less than W steps ahead of the steps
+        wholly received (sent minus received below W_g, counted in steps so that no traffic,
+        however uneven, can leave every rank waiting)."""
+        pending: dict[int, int] = {}
+        for m in self.incoming:
+            pending[m.step] = pending.get(m.step, 0) + 1
+        order = sorted(pending)
+        front = 0
+        recvs = [self.post_recv(m) for m in self.incoming]
+        posted = list(self.incoming)
+        sends: list[MPI.Request] = []
+        window = self.window
+        next_send = 0
+        while True:
+            limit = order[front] + window if window is not None and front < len(order) else None
+            while next_send < len(self.outgoing) and (limit is None or self.outgoing[next_send].step < limit):
+                request = self.start_send(self.outgoing[next_send])
+                if request is not None:
+                    sends.append(request)
+                next_send += 1
+            if not recvs:
+                break
+            k = MPI.Request.Waitany(recvs)
+            m = posted[k]
+            recvs[k], posted[k] = recvs[-1], posted[-1]
+            recvs.pop()
+            posted.pop()
+            pending[m.step] -= 1
+            while front < len(order) and pending[order[front]] == 0:
+                front += 1
+        MPI.Request.Waitall(sends)
+
+    def pairwise(self) -> None:
+        """Paper 002's Alg. 3: one step at a time, each rank waiting for its own sends and
+        receives of a step before the next; no barrier."""
+        for step in sorted(self.by_step):
+            self.together(*self.by_step[step])
+
+    def alltoall(self) -> None:
+        """``MPI_Alltoall`` on blocks of the common message size (:meth:`prepare_alltoall`)."""
+        assert self.block is not None
+        self.comm.Alltoall([self.block, MPI.BYTE], [self.block_recv, MPI.BYTE])
+
+    def prepare_alltoall(self) -> None:
+        """The contiguous blocks ``MPI_Alltoall`` takes, one per rank, from the send buffer (a
+        rank's block to itself left empty where the traffic has none)."""
+        n = self.plan.block_bytes()
+        assert n is not None, "the run checks the traffic before launching"
+        size = self.comm.Get_size()
+        self.block = np.zeros(max(n * size, 1), np.uint8)
+        self.block_recv = np.zeros_like(self.block)
+        sc, sd, _, _ = self.counts
+        for d in range(size):
+            if sc[d]:
+                self.block[d * n:(d + 1) * n] = self.send[sd[d]:sd[d] + n]
+
+    def unpack_alltoall(self) -> None:
+        """Received blocks back to the receive buffer's layout, for the byte check."""
+        _, _, rc, rd = self.counts
+        n = self.plan.block_bytes() or 0
+        for s in range(self.comm.Get_size()):
+            if rc[s]:
+                self.recv[rd[s]:rd[s] + n] = self.block_recv[s * n:(s + 1) * n]
+
     def run(self, mode: str) -> None:
+        if alltoall_mode_env(mode) is not None:
+            self.alltoall()
+            return
         {"frames": self.frames, "all-at-once": self.all_at_once, "alltoallv": self.alltoallv,
-         "barrier-free": self.barrier_free}[mode]()
+         "barrier-free": self.barrier_free, "shuffle": self.shuffle, "pairwise": self.pairwise}[mode]()
+
+    def after_run(self, mode: str) -> None:
+        """Untimed work after a run, before its bytes are checked."""
+        if alltoall_mode_env(mode) is not None:
+            self.unpack_alltoall()
 
     def verified(self) -> bool:
         return bool(np.array_equal(self.recv, self.expected))
@@ -149,6 +231,8 @@ def timed_runs(ex: RankExchange, mode: str, warmup: int, repeats: int, verify: b
     """Warm-up runs, then timed runs: each the slowest rank's time from a common barrier."""
     comm = ex.comm
     times, ok = [], True
+    if alltoall_mode_env(mode) is not None:
+        ex.prepare_alltoall()
     for k in range(warmup + repeats):
         if verify:
             ex.recv[:] = 0
@@ -156,6 +240,7 @@ def timed_runs(ex: RankExchange, mode: str, warmup: int, repeats: int, verify: b
         t0 = MPI.Wtime()
         ex.run(mode)
         elapsed = comm.allreduce(MPI.Wtime() - t0, op=MPI.MAX)
+        ex.after_run(mode)
         if k >= warmup:
             times.append(elapsed)
         if verify:
@@ -166,18 +251,24 @@ def timed_runs(ex: RankExchange, mode: str, warmup: int, repeats: int, verify: b
 def main() -> None:
     job = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
     comm = MPI.COMM_WORLD
-    plan = exchange_plan(Schedule.load(job["schedule"]))
-    if comm.Get_size() != plan.size:
-        if comm.Get_rank() == 0:
-            sys.stderr.write(f"liquidsched worker: {comm.Get_size()} ranks for {plan.size} hosts\n")
-        comm.Abort(2)
-    ex = RankExchange(comm, plan, job.get("seed", 0))
-    out = {"hosts": plan.hosts, "ranks": comm.Get_size(), "modes": {},
-           "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "started": time.time()}
-    for mode in job["modes"]:
+    plans: dict[str, ExchangePlan] = {}
+    out: dict = {"ranks": comm.Get_size(), "modes": {},
+                 "mpi_library": MPI.Get_library_version().splitlines()[0].strip(), "started": time.time()}
+    for run in job["runs"]:
+        mode = run["mode"]
+        if run["schedule"] not in plans:
+            plans[run["schedule"]] = exchange_plan(Schedule.load(run["schedule"]))
+        plan = plans[run["schedule"]]
+        if comm.Get_size() != plan.size:
+            if comm.Get_rank() == 0:
+                sys.stderr.write(f"liquidsched worker: {comm.Get_size()} ranks for {plan.size} hosts\n")
+            comm.Abort(2)
+        out["hosts"] = plan.hosts
         if comm.Get_rank() == 0:
             write_output(job["output"], json.dumps(out | {"running": mode}, indent=2))
+        ex = RankExchange(comm, plan, job.get("seed", 0), run.get("window"))
         out["modes"][mode] = timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"])
+        del ex
     # Peak resident memory of every rank (kB on Linux), to keep the memory estimate honest.
     rss = comm.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, root=0)
     if comm.Get_rank() == 0:
