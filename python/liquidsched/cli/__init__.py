@@ -1,6 +1,6 @@
 """The ``liquidsched`` command line: one module per command group (``topology``, ``plan`` for
-bound/plan/check, ``simulate``, ``sweep``, ``run`` for run/netem), with what they share in
-:mod:`~liquidsched.cli.common` below them.
+bound/plan/check, ``simulate``, ``sweep``, ``run`` for run/netem, ``calibrate``), with what they
+share in :mod:`~liquidsched.cli.common` and :mod:`~liquidsched.cli.emulation` below them.
 
 Every command has ``--help``. A user error prints one line, ``liquidsched: error: ...``, and
 exits with status 2; ``check`` exits with 1 when the schedule is invalid; a reader that closes

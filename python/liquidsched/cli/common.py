@@ -37,6 +37,7 @@ COMMANDS = {
     "netem": ("run", "an emulated network on this machine: up, down, status (root)"),
     "check": ("plan", "validate a schedule file (exit 0 valid, 1 invalid)"),
     "sweep": ("sweep", "liquid throughput of every allocation, grouped into classes"),
+    "calibrate": ("calibrate", "measure paper 002's cost parameters by ping-pong; predict exchanges from them"),
 }
 
 
@@ -68,6 +69,19 @@ def size_arg(text: str) -> int:
         return parse_size(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def window_arg(text: str) -> int | str:
+    """``--window auto|none|N``: a whole number of packets (steps) >= 1, or ``auto`` / ``none``."""
+    if text in ("auto", "none"):
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected auto, none or a whole number of packets >= 1, got {text!r}")
+    return value
 
 
 def add_problem_options(p: argparse.ArgumentParser, topology_required: bool = True) -> None:
@@ -121,6 +135,9 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
                         "same remote switch (paper 002 eq. 5)")
     p.add_argument("--packet-bytes", type=size_arg, metavar="SIZE",
                    help="shuffle: the packet each message is cut into (default 64KiB)")
+    p.add_argument("--window", type=window_arg, metavar="auto|none|N",
+                   help="shuffle: the global window W_g, packets a node may send beyond those it has received "
+                        "(auto: from the links' buffer_packets; default auto where a link declares one, else none)")
     if overhead:
         p.add_argument("--overhead", type=float, metavar="S",
                        help="ggp, oggp, solstice, weighted: β, the cost of starting a step, in seconds (default 0)")
@@ -133,7 +150,8 @@ ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",), "seed"),
                      "overhead": ("--overhead", ("ggp", "oggp", "solstice", "weighted"), "overhead_s"),
                      "permutation": ("--permutation", ("shuffle", "pairwise"), "permutation"),
                      "remap": ("--remap", ("shuffle", "pairwise"), "remap"),
-                     "packet_bytes": ("--packet-bytes", ("shuffle",), "packet_bytes")}
+                     "packet_bytes": ("--packet-bytes", ("shuffle",), "packet_bytes"),
+                     "window": ("--window", ("shuffle",), "window")}
 
 
 def algorithm_options(args: argparse.Namespace, algorithm: str, shared: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -16,48 +16,79 @@ count only the transfers that cross the network, and the report says how many we
 from __future__ import annotations
 
 import argparse
-import contextlib
-from typing import Any, Iterator
+from typing import Any
 
 from rich.table import Table
 
 from ..errors import InputError, LiquidschedError
-from ..execute import MODES, PREDICTION_OF_MODE, ExchangeFailedError, ExchangeResult, run_exchange
+from ..execute import (ExchangeFailedError, ExchangeResult, is_mode, mode_names, network_schedule, prediction_of_mode,
+                       run_exchange)
 from ..io.files import write_document
 from ..schedule import Schedule
-from .common import (add_schedule_options, command_help, err, mbps, out, print_json, print_violations,
-                     schedule_from_args)
+from .emulation import emulated_hosts, report_single_flow
+from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
+                     print_violations, schedule_from_args)
+
+#: The modes ``run`` measures unless told: the schedule's own ways and the library's alltoallv.
+DEFAULT_MODES = ("frames", "barrier-free", "all-at-once", "alltoallv")
+#: Modes that execute a scheduler's schedule of their own (paper 002's), built for the same traffic
+#: when ``--algorithm`` is another, with the options given for it.
+STEPPED_MODES = ("shuffle", "pairwise")
+#: The options of those schedulers.
+STEPPED_OPTIONS = ("permutation", "remap", "packet_bytes", "window")
 
 
 def _modes(text: str) -> list[str]:
     modes = [m.strip() for m in text.split(",") if m.strip()]
-    bad = [m for m in modes if m not in MODES]
+    bad = [m for m in modes if not is_mode(m)]
     if bad or not modes:
-        raise argparse.ArgumentTypeError(f"unknown mode {bad[0] if bad else '(none)'!r} (modes: {', '.join(MODES)})")
+        raise argparse.ArgumentTypeError(f"unknown mode {bad[0] if bad else '(none)'!r} (modes: {mode_names()})")
     twice = sorted({m for m in modes if modes.count(m) > 1})
     if twice:
         raise argparse.ArgumentTypeError(f"mode {twice[0]!r} given twice")
     return modes
 
 
-def predictions(schedule: Schedule, modes: list[str]) -> dict[str, float | None]:
-    """The simulator's ratio to the liquid throughput for each mode, of the transfers that
-    cross the network (self transfers are local copies in execution); None when none does."""
-    from ..execute import network_schedule
+def predictions(schedule: Schedule, modes: list[str],
+                mode_schedules: dict[str, Schedule] | None = None) -> dict[str, float | None]:
+    """The simulator's ratio to the liquid throughput for each mode (of its own schedule, see
+    :func:`stepped_schedules`), of the transfers that cross the network (self transfers are
+    local copies in execution); None when none does."""
     from ..simulate import simulate
 
-    crossing = network_schedule(schedule)
     predicted: dict[str, float | None] = {}
-    by_model: dict[tuple[str, str], float] = {}  # all-at-once and alltoallv share one prediction
+    # all-at-once, alltoallv and the library's alltoall share one prediction
+    by_model: dict[tuple[int, str, str], float | None] = {}
     for mode in modes:
-        model = PREDICTION_OF_MODE[mode]
+        own = (mode_schedules or {}).get(mode, schedule)
+        model, policy = prediction_of_mode(mode)
+        key = (id(own) if policy != "all-at-once" else 0, model, policy)
         try:
-            if crossing is not None and model not in by_model:
-                by_model[model] = simulate(crossing, *model).ratio_to_bound
-            predicted[mode] = None if crossing is None else by_model[model]
+            if key not in by_model:
+                crossing = network_schedule(own)
+                window = None
+                if policy == "window" and own.info.parameters.get("window") is None:
+                    window = len(own.frames)  # no window: every piece may go at once, in order
+                by_model[key] = None if crossing is None else \
+                    simulate(crossing, model, policy, window=window).ratio_to_bound
+            predicted[mode] = by_model[key]
         except LiquidschedError:
             predicted[mode] = None  # an invalid schedule run with --force: no model applies
     return predicted
+
+
+def stepped_schedules(args: argparse.Namespace, schedule: Schedule, modes: list[str]) -> dict[str, Schedule]:
+    """The schedules of the shuffle and pairwise modes: ``--algorithm``'s when it is that
+    scheduler, else that scheduler's for the same network and traffic, with the options given
+    (those it does not take are left out)."""
+    from ..schedulers import plan
+
+    own = {}
+    for mode in modes:
+        if mode in STEPPED_MODES and schedule.info.algorithm != mode:
+            own[mode] = plan(schedule.network, schedule.traffic, mode,
+                             **algorithm_options(args, mode, shared=STEPPED_OPTIONS))
+    return own
 
 
 def checked_schedule(schedule: Schedule, force: bool, where: str) -> list[str]:
@@ -75,34 +106,16 @@ def checked_schedule(schedule: Schedule, force: bool, where: str) -> list[str]:
     return violations
 
 
-@contextlib.contextmanager
-def emulated_hosts(schedule: Schedule, emulate: bool, prefix: str | None) -> Iterator[dict[str, str] | None]:
-    """Host namespaces for the run: a network built for it (``emulate``), one already up
-    (``prefix``), or None to run the ranks here."""
-    from .. import emulate as em
-
-    if emulate:
-        with em.Emulation(schedule.network, prefix or em.DEFAULT_PREFIX) as plan:
-            report_single_flow(plan)
-            yield plan.namespace
-    elif prefix:
-        plan = em.load_state(prefix)
-        if plan.network != schedule.network:
-            raise InputError(f"the emulated network {prefix!r} is {plan.network.name}, "
-                             f"not the schedule's network {schedule.network.name}")
-        yield plan.namespace
-    else:
-        yield None
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from ..execute import check_memory, exchange_plan
 
     if args.on_modelled_network and (args.emulate or args.prefix):
         raise InputError("--on-modelled-network declares a network other than an emulated one; "
                          "it cannot be given with --emulate or --prefix")
-    schedule = schedule_from_args(args)
+    stepped = any(m in STEPPED_MODES for m in args.modes)
+    schedule = schedule_from_args(args, shared=STEPPED_OPTIONS if stepped else ())
     violations = checked_schedule(schedule, args.force, args.schedule or "the schedule")
+    mode_schedules = stepped_schedules(args, schedule, args.modes)
     mpiexec_args = args.mpiexec_args.split() if args.mpiexec_args else ()
     plan = exchange_plan(schedule)
     if not (args.on_modelled_network or mpiexec_args):
@@ -111,26 +124,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
              f"({schedule.length} frames)")
     validity = {"schedule_valid": not violations, "violations": violations}
-    with emulated_hosts(schedule, args.emulate, args.prefix) as namespace:
+    with emulated_hosts(schedule.network, args.emulate, args.prefix) as namespace:
         if namespace is not None:
             err.print(f"emulated network up: {len(namespace)} namespaces")
         err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers: "
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {args.repeats} timed runs each")
         try:
             result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
-                                  mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network, plan=plan)
+                                  mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network, plan=plan,
+                                  mode_schedules=mode_schedules)
         except ExchangeFailedError as e:
             if e.partial is not None:
-                report_result(args, e.partial, schedule, title, validity | {"failed": str(e)})
+                report_result(args, e.partial, schedule, title, validity | {"failed": str(e)}, mode_schedules)
             raise
-    return report_result(args, result, schedule, title, validity)
+    return report_result(args, result, schedule, title, validity, mode_schedules)
 
 
 def report_result(args: argparse.Namespace, result: ExchangeResult, schedule: Schedule, title: str,
-                  extra: dict[str, Any]) -> int:
+                  extra: dict[str, Any], mode_schedules: dict[str, Schedule] | None = None) -> int:
     """Write and print the report of ``result``; the exit status (1 when bytes were wrong)."""
     modes = [m.mode for m in result.modes]
-    predicted = predictions(schedule, modes)
+    predicted = predictions(schedule, modes, mode_schedules)
     report = result.to_dict() | extra | {"predicted_ratio_to_bound": predicted,
                                          "emulated": result.network == "emulated"}
     if args.output:
@@ -164,13 +178,13 @@ def report_notes(result: ExchangeResult, extra: dict[str, Any]) -> list[str]:
 def result_table(result: ExchangeResult, predicted: dict[str, float | None], title: str, mbps: Any) -> Table:
     """One row per mode: runs, median and spread, throughput, ratio to the bound (only when
     measured on the modelled network), prediction."""
-    table = Table("mode", "runs", "median", "min – max", "throughput", "of liquid", "predicted", "bytes",
+    table = Table("mode", "schedule", "runs", "median", "min – max", "throughput", "of liquid", "predicted", "bytes",
                   title=title, caption=f"network: {result.network}")
     for m in result.modes:
         check = {True: "exact", False: "WRONG", None: "not checked"}[m.verified]
         ratio = f"{m.ratio_to_bound:.1%}" if m.comparable else "n/a"
         guess = predicted.get(m.mode)
-        table.add_row(m.mode, str(len(m.times_s)), f"{m.median_s * 1e3:.2f} ms",
+        table.add_row(m.mode, m.algorithm, str(len(m.times_s)), f"{m.median_s * 1e3:.2f} ms",
                       f"{min(m.times_s) * 1e3:.2f} – {max(m.times_s) * 1e3:.2f} ms", mbps(m.throughput_Bps),
                       ratio, "—" if guess is None else f"{guess:.1%}", check)
     return table
@@ -187,20 +201,6 @@ def cmd_netem_up(args: argparse.Namespace) -> int:
     if not args.no_check:
         report_single_flow(plan)
     return 0
-
-
-def report_single_flow(plan: Any) -> None:
-    """Check that one TCP flow between the first sender and the last other receiver reaches
-    its narrowest link's rate; warn when the machine, not the emulated links, is the limit."""
-    from .. import emulate as em
-
-    net = plan.network
-    src = net.senders()[0]
-    dst = [h for h in net.receivers() if h != src][-1]
-    check = em.single_flow_check(plan, src, dst, seconds=0.5)
-    err.print(f"single flow {src} → {dst}: {check['ratio']:.1%} of its narrowest link")
-    if check["ratio"] < 0.9:
-        err.print("warning: below 90 %: the machine, not the emulated links, limits this flow")
 
 
 def cmd_netem_down(args: argparse.Namespace) -> int:
@@ -238,8 +238,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("run", help=command_help("run"))
     add_schedule_options(p)
-    p.add_argument("--modes", type=_modes, default=list(MODES), metavar="M1,M2",
-                   help=f"execution modes (default all: {','.join(MODES)})")
+    p.add_argument("--modes", type=_modes, default=list(DEFAULT_MODES), metavar="M1,M2",
+                   help=f"execution modes (default {','.join(DEFAULT_MODES)}; all: {mode_names()}); shuffle and "
+                        "pairwise run their scheduler's schedule for the same traffic unless --algorithm is it, with "
+                        "--permutation, --remap, --packet-bytes and --window")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per mode (default 5)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs before them (default 1)")
     p.add_argument("--no-verify", action="store_true", help="do not check the received bytes")
