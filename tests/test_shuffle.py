@@ -158,8 +158,8 @@ def test_window_from_the_uplink_buffers_is_the_papers(d1, d2):
     spec = f"hierarchical:d1={d1},d2={d2},c1=12.5MB/s,c2=103MB/s,buffer=45"
     for shared, directions in [(True, 2), (False, 1)]:
         net = build_topology(spec + (",shared_uplinks=true" if shared else ""))
-        s = plan(net, all_to_all(net, size_bytes=3 * 4096), "shuffle", permutation="shift", remap=True,
-                 packet_bytes=4096)
+        s = plan(net, all_to_all(net, size_bytes=3 * 1500), "shuffle", permutation="shift", remap=True,
+                 packet_bytes=1500)
         assert schedule_window(s) == s.info.parameters["window"] == global_window(d1, d2, 45, directions)
 
 
@@ -167,9 +167,12 @@ def test_window_counts_the_idle_steps_of_xor():
     """XOR on 24 nodes takes 31 steps a round (7 with idle nodes): the uplinks carry 256 packets
     a round, ν = 256/31, W = ⌊45·31/256⌋ = 5 (with shift's 23 steps it is 4)."""
     net = build_topology("hierarchical:d1=8,d2=3,c2=103MB/s,shared_uplinks=true,buffer=45")
-    s = plan(net, all_to_all(net, size_bytes=4096), "shuffle", permutation="xor", remap=True, packet_bytes=4096)
+    s = plan(net, all_to_all(net, size_bytes=1500), "shuffle", permutation="xor", remap=True, packet_bytes=1500)
     assert packets_per_step(s)[net.link_resource["e1>root"]] == Fraction(256, 31)
     assert s.info.parameters["window"] == 5
+    # Packets of 4,000 bytes fill three frames of the buffer each: ⌊45·31/(256·3)⌋ = 1.
+    s = plan(net, all_to_all(net, size_bytes=4000), "shuffle", permutation="xor", remap=True, packet_bytes=4000)
+    assert s.info.parameters["window"] == 1
 
 
 def test_window_options():

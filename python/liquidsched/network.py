@@ -80,7 +80,8 @@ class Node:
 class Link:
     """A directed link with its capacity (bytes/s), latency (s) and, optionally, its slots (the
     transfers it carries at once; derived from the capacities when None) and the buffer of the
-    port that feeds it, in packets (paper 002's B_L: what the switch queues before it drops)."""
+    port that feeds it, in packets of up to 1500 bytes (paper 002's B_L: what the switch queues
+    before it drops)."""
 
     id: str
     src: str

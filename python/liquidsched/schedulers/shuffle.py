@@ -43,6 +43,8 @@ PERMUTATIONS = ("shift", "xor", "edge-colour")
 
 #: The packet of ``shuffle`` unless given: small enough that a megabyte message makes 16 rounds.
 DEFAULT_PACKET_BYTES = 64 * 1024
+#: The frame a switch buffer counts (``buffer_packets``): Ethernet's 1500-byte MTU.
+BUFFER_FRAME_BYTES = 1500
 
 
 def exchange_steps(p: int, permutation: str = "xor", remap: tuple[int, int] | None = None) -> list[list[int]]:
@@ -205,12 +207,14 @@ def packets_per_step(schedule: Schedule) -> list[Fraction | None]:
 
 def schedule_window(schedule: Schedule) -> int:
     """The global window W_g of a schedule on its network, in steps (packets, for the shuffle
-    exchange): the least over the resources that declare a buffer B_L of ⌊B_L / ν⌋
-    (:func:`packets_per_step`), at least 1.
+    exchange): the least over the resources that declare a buffer B_L of ⌊B_L / (ν·f)⌋, at
+    least 1, where ν is the pieces crossing the resource per step (:func:`packets_per_step`)
+    and f the frames of :data:`BUFFER_FRAME_BYTES` its largest piece fills (a switch buffers
+    frames: a piece of ``b`` bytes takes ⌈b / 1500⌉ of its places).
 
-    On the paper's hierarchy this is eq. 4 with the floor: with separate uplink directions ν is
-    eq. 3's, with shared-duplex uplinks (one buffer for both directions) it is twice that, the
-    2ν of the paper's experiments (:func:`global_window`).
+    On the paper's hierarchy, with packets of one frame, this is eq. 4 with the floor: with
+    separate uplink directions ν is eq. 3's, with shared-duplex uplinks (one buffer for both
+    directions) it is twice that, the 2ν of the paper's experiments (:func:`global_window`).
 
     Raises
     ------
@@ -222,11 +226,14 @@ def schedule_window(schedule: Schedule) -> int:
     >>> from liquidsched.topologies import build_topology
     >>> from liquidsched.traffic import all_to_all
     >>> net = build_topology("hierarchical:d1=8,d2=2,c2=103MB/s,shared_uplinks=true,buffer=45")
-    >>> schedule_window(shuffle(net, all_to_all(net, size_bytes=65536), remap=True))
+    >>> schedule_window(shuffle(net, all_to_all(net, size_bytes=6000), remap=True, packet_bytes=1500))
     5
+    >>> schedule_window(shuffle(net, all_to_all(net, size_bytes=6000), remap=True, packet_bytes=3000))
+    2
     """
     buffers = schedule.network.resource_buffer_packets
-    windows = [math.floor(Fraction(b) / nu) for b, nu in zip(buffers, packets_per_step(schedule))
+    frames = math.ceil(max((p.bytes for f in schedule.frames for p in f), default=1) / BUFFER_FRAME_BYTES)
+    windows = [math.floor(Fraction(b) / (nu * frames)) for b, nu in zip(buffers, packets_per_step(schedule))
                if b is not None and nu is not None]
     if not windows:
         raise InputError("no link the exchange crosses declares a buffer (buffer_packets): "
