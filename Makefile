@@ -61,11 +61,13 @@ bench: $(STAMP)
 	$(PY) benchmarks/heterogeneous.py --output $(OUT)/heterogeneous.json --plot $(OUT)/heterogeneous.png
 	$(PY) benchmarks/kpbs.py --output $(OUT)/kpbs.json --plot $(OUT)/kpbs.png
 	$(PY) benchmarks/scale.py --output $(OUT)/scale.json --plot $(OUT)/scale.png
+	$(PY) benchmarks/shuffle.py --part fluid --output $(OUT)/shuffle-fluid.json
 	taskset -c 0 $(PY) benchmarks/simgrid_compare.py --output $(OUT)/simgrid-compare.json --plot $(OUT)/simgrid-compare.png
 
 bench-emulated: $(STAMP)
 	@mkdir -p $(OUT)
 	$(PY) benchmarks/emulated_exchange.py --output $(OUT)/emulated-exchange.json --plot $(OUT)/emulated-exchange.png
+	$(PY) benchmarks/shuffle.py --output $(OUT)/shuffle.json --plot $(OUT)/shuffle.png
 
 clean:
 	rm -rf $(VENV) target $(OUT)

@@ -68,8 +68,8 @@ def gated_finish_times(paths, sizes, senders, receivers, frames, frame_steps, ca
                        window: int | None) -> list[Fraction]:
     """Finish times under the window policy (``window`` steps) or the steps policy (None),
     straight from their definitions, re-evaluated after every event: node ``x`` may start its
-    next flow (schedule order) of step ``k`` when ``k < R_x + W``, ``R_x`` the first step with
-    an unfinished flow to ``x``; under the steps policy a flow starts when every earlier-step
+    next flow (schedule order) of step ``k`` while fewer than ``W`` steps before ``k`` have an
+    unfinished flow to ``x``; under the steps policy a flow starts when every earlier-step
     flow of its sender and of its receiver, sent or received, has finished."""
     n = len(paths)
     step = {f: frame_steps[k] for k, fr in enumerate(frames) for f in fr}
@@ -78,14 +78,14 @@ def gated_finish_times(paths, sizes, senders, receivers, frames, frame_steps, ca
     finish: list[Fraction | None] = [None] * n
     started: set[int] = set()
 
-    def first_unfinished(flows) -> float:
-        return min((step[f] for f in flows if finish[f] is None), default=float("inf"))
+    def unfinished_steps_before(k: int, flows) -> int:
+        return len({step[f] for f in flows if finish[f] is None and step[f] < k})
 
     def may_start(f: int) -> bool:
         x, y = senders[f], receivers[f]
         if window is not None:
             earlier = [g for g in order if senders[g] == x and g not in started and order.index(g) < order.index(f)]
-            return not earlier and step[f] < first_unfinished([g for g in order if receivers[g] == x]) + window
+            return not earlier and unfinished_steps_before(step[f], [g for g in order if receivers[g] == x]) < window
         mine = [g for g in order if x in (senders[g], receivers[g]) or y in (senders[g], receivers[g])]
         return all(finish[g] is not None for g in mine if step[g] < step[f])
 

@@ -8,8 +8,8 @@
 //!   recomputed by progressive filling at every start and finish, with three start policies:
 //!   all at once, frame by frame behind a barrier, per sender in schedule order, or gated per
 //!   node by the schedule's steps: under a window (paper 002's global window: a node sends the
-//!   flows of step `k` while `k` is less than `W` steps ahead of the steps it has wholly
-//!   received) or one step at a time (each node waits for its own flows, sent and received, of
+//!   flows of step `k` while fewer than `W` of the earlier steps are not yet wholly received by
+//!   it) or one step at a time (each node waits for its own flows, sent and received, of
 //!   a step before it starts the next: the pairwise exchange).
 //!
 //! A resource with capacity `c` and `k` slots carries `k` transfers at once, each at its slot
@@ -44,8 +44,8 @@ pub enum Policy {
     Frames,
     /// Each sender sends its flows one after the other, in schedule order.
     PerSender,
-    /// Node `x` starts its flows of step `k` (schedule order) once `k < R_x + W`, where `R_x`
-    /// is the number of leading steps whose flows to `x` have all finished: `W` steps (packets,
+    /// Node `x` starts its flows of step `k` (schedule order) while fewer than `W` of the steps
+    /// before `k` in which it receives have flows to it unfinished: at most `W` steps (packets,
     /// when a node sends one per step) sent and not yet received, paper 002's global window.
     Window(u32),
     /// A flow of step `k` starts once every flow its sender or its receiver sends or receives
@@ -416,6 +416,43 @@ struct Gates {
     window: Option<u32>,
     /// Steps policy: flows their sender has posted, waiting for their receiver to reach their step.
     parked: Vec<Vec<u32>>,
+    /// Window policy: per node, which entries of `pending` are unfinished.
+    unfinished: Vec<Fenwick>,
+}
+
+/// Counts over positions, with prefix sums in O(log n).
+struct Fenwick(Vec<i32>);
+
+impl Fenwick {
+    fn ones(n: usize) -> Self {
+        let mut tree = vec![0i32; n + 1];
+        for i in 1..=n {
+            tree[i] += 1;
+            let up = i + (i & i.wrapping_neg());
+            if up <= n {
+                tree[up] += tree[i];
+            }
+        }
+        Fenwick(tree)
+    }
+
+    fn add(&mut self, at: usize, delta: i32) {
+        let mut i = at + 1;
+        while i < self.0.len() {
+            self.0[i] += delta;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The sum over positions below `end`.
+    fn prefix(&self, end: usize) -> i32 {
+        let (mut i, mut sum) = (end, 0);
+        while i > 0 {
+            sum += self.0[i];
+            i -= i & i.wrapping_neg();
+        }
+        sum
+    }
 }
 
 impl Gates {
@@ -446,6 +483,10 @@ impl Gates {
                 entries[i as usize].push((x, list.len() as u32 - 1));
             }
         }
+        let unfinished = match window {
+            Some(_) => pending.iter().map(|list| Fenwick::ones(list.len())).collect(),
+            None => Vec::new(),
+        };
         Gates {
             step,
             pending,
@@ -453,6 +494,7 @@ impl Gates {
             entries,
             window,
             parked: vec![Vec::new(); nodes],
+            unfinished,
         }
     }
 
@@ -467,7 +509,10 @@ impl Gates {
     fn open(&self, x: usize, i: u32) -> bool {
         let s = self.step[i as usize];
         match self.window {
-            Some(w) => s < self.front(x).saturating_add(w),
+            Some(w) => {
+                let before = self.pending[x].partition_point(|&(t, _)| t < s);
+                (self.unfinished[x].prefix(before) as u32) < w
+            }
             None => s <= self.front(x),
         }
     }
@@ -478,7 +523,10 @@ impl Gates {
         for &(x, e) in &self.entries[i as usize] {
             let (x, e) = (x as usize, e as usize);
             self.pending[x][e].1 -= 1;
-            if e == self.head[x] && self.pending[x][e].1 == 0 {
+            if self.pending[x][e].1 == 0 && self.window.is_some() {
+                self.unfinished[x].add(e, -1);
+                moved.push(x);
+            } else if e == self.head[x] && self.pending[x][e].1 == 0 {
                 while self.head[x] < self.pending[x].len() && self.pending[x][self.head[x]].1 == 0 {
                     self.head[x] += 1;
                 }
@@ -962,6 +1010,40 @@ mod tests {
         }
         let all = simulate(&problem, Model::Fluid(Policy::AllAtOnce), 0).unwrap();
         assert!(close(all.makespan_s, 5.0));
+    }
+
+    #[test]
+    fn a_late_step_takes_one_place_of_the_window_not_all() {
+        // Node 0 receives a slow flow in step 0 (10 s) and two quick ones in steps 1 and 2
+        // (done at 1 s); it sends in steps 3 and 4. With W = 2 only step 0 is outstanding at
+        // 1 s, so both sends start then, not when the slow flow ends.
+        let flow = |path: u32, size: f64, sender: u32| Flow {
+            path: vec![path],
+            size_bytes: size,
+            latency_s: 0.0,
+            sender,
+        };
+        let problem = Problem {
+            capacities: vec![1.0; 5],
+            slots: Vec::new(),
+            flows: vec![
+                flow(0, 10.0, 1),
+                flow(1, 1.0, 2),
+                flow(2, 1.0, 2),
+                flow(3, 1.0, 0),
+                flow(4, 1.0, 0),
+            ],
+            frames: (0..5).map(|i| vec![i]).collect(),
+            overhead_s: 0.0,
+            receivers: vec![0, 0, 0, 2, 2],
+            frame_steps: Vec::new(),
+        };
+        let p = simulate(&problem, Model::Fluid(Policy::Window(2)), 0).unwrap();
+        assert_eq!(p.start_s, vec![0.0, 0.0, 0.0, 1.0, 1.0]);
+        assert!(close(p.makespan_s, 10.0));
+        // W = 1: step 0 alone fills the window until it ends.
+        let p = simulate(&problem, Model::Fluid(Policy::Window(1)), 0).unwrap();
+        assert_eq!(p.start_s[3], 10.0);
     }
 
     #[test]

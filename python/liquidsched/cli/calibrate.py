@@ -33,20 +33,20 @@ def exchange_predictions(net, params, message_bytes: int) -> list[dict[str, Any]
     measured parameters, and the fluid simulator's shuffle (window policy) and pairwise (steps
     policy) on the modelled network; times and per-node bandwidths."""
     from ..cost_model import pairwise_exchange_s, per_node_bandwidth_Bps, shuffle_exchange_s
+    from ..execute import predict_mode
     from ..schedulers import plan
-    from ..simulate import simulate
     from ..traffic import all_to_all
 
     p = len(net.hosts())
     traffic = all_to_all(net, size_bytes=message_bytes)
     shuffle = plan(net, traffic, "shuffle", remap=_can_remap(net), packet_bytes=params.packet_bytes)
+    pairwise = plan(net, traffic, "pairwise", remap=_can_remap(net))
     window = shuffle.info.parameters.get("window")
     rows = [("shuffle", "eq. 2 (no contention)", shuffle_exchange_s(params, p, message_bytes)),
             ("shuffle", f"fluid, window {window}" if window else "fluid, no window",
-             simulate(shuffle, "fluid", "window", window=window or shuffle.length).makespan_s),
+             predict_mode(shuffle, "shuffle").makespan_s),
             ("pairwise", "eq. 6 (no contention)", pairwise_exchange_s(params, p, message_bytes)),
-            ("pairwise", "fluid, one step at a time",
-             simulate(plan(net, traffic, "pairwise", remap=_can_remap(net)), "fluid", "steps").makespan_s)]
+            ("pairwise", "fluid, one step at a time", predict_mode(pairwise, "pairwise").makespan_s)]
     return [{"algorithm": a, "model": m, "time_s": t, "per_node_Bps": per_node_bandwidth_Bps(p, message_bytes, t)}
             for a, m, t in rows]
 

@@ -21,7 +21,7 @@ from typing import Any
 from rich.table import Table
 
 from ..errors import InputError, LiquidschedError
-from ..execute import (ExchangeFailedError, ExchangeResult, is_mode, mode_names, network_schedule, prediction_of_mode,
+from ..execute import (ExchangeFailedError, ExchangeResult, is_mode, mode_names, predict_mode, prediction_of_mode,
                        run_exchange)
 from ..io.files import write_document
 from ..schedule import Schedule
@@ -52,10 +52,7 @@ def _modes(text: str) -> list[str]:
 def predictions(schedule: Schedule, modes: list[str],
                 mode_schedules: dict[str, Schedule] | None = None) -> dict[str, float | None]:
     """The simulator's ratio to the liquid throughput for each mode (of its own schedule, see
-    :func:`stepped_schedules`), of the transfers that cross the network (self transfers are
-    local copies in execution); None when none does."""
-    from ..simulate import simulate
-
+    :func:`stepped_schedules`), of the transfers that cross the network; None when none does."""
     predicted: dict[str, float | None] = {}
     # all-at-once, alltoallv and the library's alltoall share one prediction
     by_model: dict[tuple[int, str, str], float | None] = {}
@@ -65,12 +62,8 @@ def predictions(schedule: Schedule, modes: list[str],
         key = (id(own) if policy != "all-at-once" else 0, model, policy)
         try:
             if key not in by_model:
-                crossing = network_schedule(own)
-                window = None
-                if policy == "window" and own.info.parameters.get("window") is None:
-                    window = len(own.frames)  # no window: every piece may go at once, in order
-                by_model[key] = None if crossing is None else \
-                    simulate(crossing, model, policy, window=window).ratio_to_bound
+                prediction = predict_mode(own, mode)
+                by_model[key] = None if prediction is None else prediction.ratio_to_bound
             predicted[mode] = by_model[key]
         except LiquidschedError:
             predicted[mode] = None  # an invalid schedule run with --force: no model applies

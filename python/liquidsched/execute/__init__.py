@@ -9,9 +9,9 @@ Ranks are the traffic's hosts in network order, one process each, launched by ``
 * ``all-at-once``: every send and receive posted together;
 * ``alltoallv``: ``MPI_Alltoallv`` itself, as the library orders it;
 * ``shuffle``: paper 002's synchronous shuffle exchange (Alg. 2): every receive posted, each
-  piece sent non-blocking in schedule order while the rank is fewer than W steps ahead of the
-  steps it has wholly received (the schedule's window, ``info.parameters["window"]``), no
-  barrier;
+  piece sent non-blocking in schedule order while fewer than W of the steps before it are not
+  yet wholly received (the schedule's window, ``info.parameters["window"]``), no barrier; a
+  waiting rank gives the processor up between polls;
 * ``pairwise``: paper 002's pairwise exchange (Alg. 3): each rank one step at a time, waiting
   for its own sends and receives of a step before the next;
 * ``alltoall``, ``alltoall-brucks``, ``alltoall-pairwise``, ``alltoall-scattered-N``:
@@ -77,6 +77,22 @@ PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("cir
 def prediction_of_mode(mode: str) -> tuple[str, str]:
     """The simulator's (model, policy) for ``mode``: the MPI library's alltoall as all at once."""
     return PREDICTION_OF_MODE.get(mode, ("fluid", "all-at-once"))
+
+
+def predict_mode(schedule: Schedule, mode: str):
+    """The simulator's prediction of ``schedule`` run in ``mode``, for the transfers that cross
+    the network (self transfers are local copies in execution); None when none does. The
+    shuffle mode without a window may send every packet at once, in order."""
+    from ..simulate import simulate
+
+    crossing = network_schedule(schedule)
+    if crossing is None:
+        return None
+    model, policy = prediction_of_mode(mode)
+    window = None
+    if policy == "window" and schedule.info.parameters.get("window") is None:
+        window = max(1, len(crossing.frames))
+    return simulate(crossing, model, policy, window=window)
 
 #: Environment that makes MPICH ranks in different network namespaces talk over TCP.
 NAMESPACE_ENV = {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
@@ -444,4 +460,4 @@ __all__ = ["ALLTOALL_ALGORITHMS", "calibrate", "COMPARABLE_NETWORKS", "MODES", "
            "SCATTERED_THROTTLES", "ExchangeFailedError", "ExchangeResult", "InsufficientMemoryError", "MemoryEstimate",
            "ModeResult", "alltoall_mode_env", "check_memory", "exchange_plan", "failure_line", "find_mpiexec", "is_mode",
            "memory_estimate", "mode_names", "mpiexec_command", "network_kind", "network_schedule",
-           "prediction_of_mode", "run_exchange"]
+           "predict_mode", "prediction_of_mode", "run_exchange"]

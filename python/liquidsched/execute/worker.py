@@ -10,7 +10,9 @@ received byte.
 
 from __future__ import annotations
 
+import bisect
 import json
+import os
 import resource
 import sys
 import time
@@ -22,6 +24,17 @@ from mpi4py import MPI
 from ..io.output import write_output
 from ..schedule import Schedule
 from .plan import ExchangePlan, Message, alltoall_mode_env, exchange_plan, pattern
+
+
+def wait_any(requests: list[MPI.Request]) -> int:
+    """The index of a request of ``requests`` that has completed, giving the processor up
+    between polls: with more ranks than cores, a rank that waits lets the ranks that have work
+    run, instead of spinning through its time slice."""
+    while True:
+        k, done = MPI.Request.Testany(requests)
+        if done:
+            return k
+        os.sched_yield()
 
 
 class RankExchange:
@@ -147,36 +160,35 @@ class RankExchange:
 
     def shuffle(self) -> None:
         """Paper 002's Alg. 2: every receive posted, the sends started one after the other in
-        schedule order while the step of the next is less than W steps ahead of the steps
-        wholly received (sent minus received below W_g, counted in steps so that no traffic,
-        however uneven, can leave every rank waiting)."""
+        schedule order while fewer than W of the steps before the next one are not yet wholly
+        received (sent minus received below W_g, counted in steps so that no traffic, however
+        uneven, can leave every rank waiting); no barrier."""
         pending: dict[int, int] = {}
         for m in self.incoming:
             pending[m.step] = pending.get(m.step, 0) + 1
-        order = sorted(pending)
-        front = 0
+        unfinished = sorted(pending)  # steps with a receive outstanding
         recvs = [self.post_recv(m) for m in self.incoming]
         posted = list(self.incoming)
         sends: list[MPI.Request] = []
         window = self.window
         next_send = 0
         while True:
-            limit = order[front] + window if window is not None and front < len(order) else None
-            while next_send < len(self.outgoing) and (limit is None or self.outgoing[next_send].step < limit):
+            while next_send < len(self.outgoing) and (
+                    window is None or bisect.bisect_left(unfinished, self.outgoing[next_send].step) < window):
                 request = self.start_send(self.outgoing[next_send])
                 if request is not None:
                     sends.append(request)
                 next_send += 1
             if not recvs:
                 break
-            k = MPI.Request.Waitany(recvs)
+            k = wait_any(recvs)
             m = posted[k]
             recvs[k], posted[k] = recvs[-1], posted[-1]
             recvs.pop()
             posted.pop()
             pending[m.step] -= 1
-            while front < len(order) and pending[order[front]] == 0:
-                front += 1
+            if pending[m.step] == 0:
+                unfinished.pop(bisect.bisect_left(unfinished, m.step))
         MPI.Request.Waitall(sends)
 
     def pairwise(self) -> None:

@@ -5,8 +5,8 @@ its longest piece at its slot rate, plus an overhead β); ``circuit`` lets a tra
 of every resource of its path while it runs (wormhole / cut-through); ``fluid`` shares every
 resource max-min fairly among the flows crossing it (TCP-like, slots play no part), with flows
 started all at once, frame by frame behind a barrier, per sender in schedule order, under a
-global window (paper 002: a node sends the pieces of step ``k`` while ``k`` is fewer than ``W``
-steps ahead of the steps it has wholly received), or one step at a time per node (the pairwise
+global window (paper 002: a node sends the pieces of step ``k`` while fewer than ``W`` of the
+steps before ``k`` are not yet wholly received by it), or one step at a time per node (the pairwise
 exchange: a piece starts when its sender and its receiver have finished their earlier steps).
 Steps are the schedule's (:meth:`~liquidsched.schedule.Schedule.frame_steps`). The fluid model
 has no buffers and loses nothing: it predicts what a window costs in pipelining (too small a
@@ -121,7 +121,7 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         When fluid flows start: ``all-at-once`` (every transfer whole, at once: the
         schedule's pieces and order do not matter), ``frames`` (barrier between frames) or
         ``per-sender`` (each sender in schedule order, no barrier), ``window`` (each node in
-        schedule order, at most ``window`` steps ahead of the steps it has received) or
+        schedule order, while fewer than ``window`` earlier steps are not wholly received) or
         ``steps`` (each node one step at a time). Ignored by the other models.
     overhead_s
         β added to every frame (frames model, frames policy).
