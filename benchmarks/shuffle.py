@@ -112,7 +112,8 @@ def measure_shape(d1: int, d2: int, args, progress, task) -> dict:
 
     net = build_topology(hierarchy(d1, d2, args.host_rate))
     p = d1 * d2
-    record: dict = {"shape": f"{d1}x{d2}", "topology": hierarchy(d1, d2, args.host_rate), "points": []}
+    record: dict = {"shape": f"{d1}x{d2}", "topology": hierarchy(d1, d2, args.host_rate), "repeats": args.repeats,
+                    "points": []}
     with Emulation(net, args.prefix) as emu:
         record["single_flow"] = single_flow_check(emu, net.hosts()[0], net.hosts()[-1], seconds=0.5)
         for size in args.sizes:
@@ -160,13 +161,16 @@ def plot(records: list[dict], path: str) -> None:
     dashed (the paper's Figs. 7–10)."""
     from liquidsched.plot import _save, plt
 
-    fig, axes = plt.subplots(1, len(records), figsize=(5.2 * len(records), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(records), figsize=(5.2 * len(records), 5.6), squeeze=False)
+    colours = plt.get_cmap("tab20").colors
     for ax, rec in zip(axes[0], records):
         names = list(dict.fromkeys(r["strategy"] for r in rec["points"]))
         for k, name in enumerate(names):
             pts = sorted((r["size_bytes"], r["per_node_MBps"]) for r in rec["points"] if r["strategy"] == name)
-            style = "-" if k < 8 else ":"
-            ax.plot([x / 1024 for x, _ in pts], [y for _, y in pts], style, marker="o", ms=3, lw=1.2, label=name)
+            # liquidsched's strategies solid, the MPI library's dotted
+            style = ":" if name.startswith("alltoall") else "-"
+            ax.plot([x / 1024 for x, _ in pts], [y for _, y in pts], style, marker="os^v<>Dph*"[k % 10], ms=4,
+                    lw=1.3, color=colours[k % len(colours)], label=name)
         bound = sorted({(r["size_bytes"], r["bound_per_node_MBps"]) for r in rec["points"]})
         ax.plot([x / 1024 for x, _ in bound], [y for _, y in bound], "k--", lw=1.5, label="bound (liquid)")
         ax.set_xscale("log", base=2)
@@ -175,9 +179,11 @@ def plot(records: list[dict], path: str) -> None:
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
     axes[0][0].set_ylabel("per-node bandwidth (MB/s)")
-    axes[0][-1].legend(fontsize=7, loc="lower right")
-    fig.suptitle("all-to-all on emulated two-level hierarchies, shared-duplex uplinks, B_L = 45 frames", fontsize=11)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=8, fontsize=8, frameon=False)
+    fig.suptitle("all-to-all on emulated two-level hierarchies, shared-duplex uplinks, B_L = 45 frames "
+                 f"(median of {records[0]['repeats']} runs)", fontsize=11)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     _save(fig, path)
 
 
@@ -186,7 +192,7 @@ def main() -> None:
     parser.add_argument("--part", choices=("fluid", "emulated", "both"), default="both")
     parser.add_argument("--fluid-size", type=parse_size, default=parse_size("96KiB"), metavar="BYTES")
     parser.add_argument("--shapes", default="4x2,6x2,4x3", help="d1xd2 shapes of the emulated part")
-    parser.add_argument("--sizes", default="8KiB,32KiB,128KiB", help="message sizes of the emulated part")
+    parser.add_argument("--sizes", default="8KiB,32KiB,128KiB,512KiB", help="message sizes of the emulated part")
     parser.add_argument("--host-rate", type=parse_size, default=2_500_000, metavar="BYTES_PER_S")
     parser.add_argument("--packet-bytes", type=parse_size, default=4096)
     parser.add_argument("--repeats", type=int, default=5)
