@@ -11,7 +11,9 @@ of ``--fluid-size`` per destination cut into packets of 1,500 bytes (the paper's
 strategy is predicted by the fluid model in the policy its execution follows: the shuffle
 exchange under its window (or none), the pairwise exchange one step at a time per node, the
 liquid schedule frame by frame, all at once. One table, ratios to the liquid throughput and
-per-node bandwidths.
+per-node bandwidths. The shuffle exchange runs in the XOR order (the paper's) and, remapped and
+windowed, in the shift order too: remapped, shift is switch-contention-free on every shape and
+has no idle step when the node count is not a power of two.
 
 **Emulated part** (root): hierarchies of ``--shapes`` d1 × d2 with the paper's ratio of uplink
 capacity to d1 × host rate (103 / (8 · 12.5) = 1.03), host links of ``--host-rate`` (2.5 MB/s
@@ -55,11 +57,13 @@ def hierarchy(d1: int, d2: int, host_Bps: float) -> str:
 
 def strategies(net, traffic, packet_bytes: int) -> list[tuple[str, object, str]]:
     """(label, schedule, execution mode) of every strategy compared."""
-    def shuffle(remap: bool, window: str):
-        return plan(net, traffic, "shuffle", remap=remap, packet_bytes=packet_bytes, window=window)
+    def shuffle(remap: bool, window: str, permutation: str = "xor"):
+        return plan(net, traffic, "shuffle", remap=remap, packet_bytes=packet_bytes, window=window,
+                    permutation=permutation)
 
     liquid = plan(net, traffic, "liquid", time_limit=10)
-    return [("shuffle, remap, W_g", shuffle(True, "auto"), "shuffle"),
+    return [("shuffle (shift), remap, W_g", shuffle(True, "auto", "shift"), "shuffle"),
+            ("shuffle, remap, W_g", shuffle(True, "auto"), "shuffle"),
             ("shuffle, remap", shuffle(True, "none"), "shuffle"),
             ("shuffle, W_g", shuffle(False, "auto"), "shuffle"),
             ("shuffle", shuffle(False, "none"), "shuffle"),
@@ -69,8 +73,8 @@ def strategies(net, traffic, packet_bytes: int) -> list[tuple[str, object, str]]
             ("all at once", liquid, "all-at-once")]
 
 
-#: run_exchange calls per shape and size: the eight strategies and one for MPI's modes.
-RUNS_PER_SIZE = 9
+#: run_exchange calls per shape and size: the nine strategies and one for MPI's modes.
+RUNS_PER_SIZE = 10
 #: MPI's own: MPI_Alltoallv, and MPI_Alltoall with MPICH's choice and three of its algorithms.
 MPI_MODES = ("alltoallv", "alltoall", "alltoall-brucks", "alltoall-pairwise", "alltoall-scattered-4",
              "alltoall-scattered-32")

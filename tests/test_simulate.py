@@ -99,14 +99,13 @@ def test_bad_model_and_policy_are_input_errors(two_switch_net):
         simulate(s, "fluid", "eager")
 
 
-@settings(max_examples=80, deadline=None)
-@given(problems(), st.sampled_from(["all-at-once", "frames", "per-sender"]), st.sampled_from(["dsatur", "round-robin"]))
-def test_fluid_model_equals_an_independent_exact_computation(problem, policy, algorithm):
-    net, traffic = problem
-    s = plan(net, traffic, algorithm)
+def exact_flows(s: Schedule):
+    """The schedule's pieces as the core takes them, sizes exact: paths, sizes, senders,
+    receivers (hosts in network order) and frames of flow indices."""
+    net, traffic = s.network, s.traffic
     sets = traffic.resource_lists(net)
-    senders = {h: i for i, h in enumerate(net.senders())}
-    paths, sizes, who, frames = [], [], [], []
+    host = {h: i for i, h in enumerate(net.hosts())}
+    paths, sizes, who, to, frames = [], [], [], [], []
     for frame in s.frames:
         frames.append([])
         for piece in frame:
@@ -114,7 +113,16 @@ def test_fluid_model_equals_an_independent_exact_computation(problem, policy, al
             frames[-1].append(len(paths))
             paths.append(sets[t])
             sizes.append(piece.bytes)
-            who.append(senders[traffic[t].src])
+            who.append(host[traffic[t].src])
+            to.append(host[traffic[t].dst])
+    return paths, sizes, who, to, frames
+
+
+@settings(max_examples=80, deadline=None)
+@given(problems(), st.sampled_from(["all-at-once", "frames", "per-sender"]), st.sampled_from(["dsatur", "round-robin"]))
+def test_fluid_model_equals_an_independent_exact_computation(problem, policy, algorithm):
+    net, traffic = problem
+    paths, sizes, who, _, frames = exact_flows(plan(net, traffic, algorithm))
     capacity = [Fraction(c) for c in net.resource_capacity]
     expected = fluid_finish_times(paths, sizes, who, frames, capacity, policy)
     got = _core.simulate(list(net.resource_capacity), paths, [float(z) for z in sizes], [0.0] * len(paths), who,
@@ -129,19 +137,7 @@ def test_window_and_steps_policies_equal_their_definitions(problem, window, seed
     """The core's gated policies against a direct, exact re-evaluation of their rules after
     every event (tests/fluid_reference.py), on random networks, traffics and step groupings."""
     net, traffic = problem
-    s = plan(net, traffic, "round-robin")
-    sets = traffic.resource_lists(net)
-    host = {h: i for i, h in enumerate(net.hosts())}
-    paths, sizes, who, to, frames = [], [], [], [], []
-    for frame in s.frames:
-        frames.append([])
-        for piece in frame:
-            t = traffic.index[piece.transfer]
-            frames[-1].append(len(paths))
-            paths.append(sets[t])
-            sizes.append(piece.bytes)
-            who.append(host[traffic[t].src])
-            to.append(host[traffic[t].dst])
+    paths, sizes, who, to, frames = exact_flows(plan(net, traffic, "round-robin"))
     rng = random.Random(seed)
     steps = sorted(rng.randrange(len(frames)) for _ in frames)
     capacity = [Fraction(c) for c in net.resource_capacity]

@@ -21,16 +21,14 @@ from typing import Any
 from rich.table import Table
 
 from ..errors import InputError, LiquidschedError
-from ..execute import (ExchangeFailedError, ExchangeResult, is_mode, mode_names, predict_mode, prediction_of_mode,
-                       run_exchange)
+from ..execute import (DEFAULT_MODES, ExchangeFailedError, ExchangeResult, is_mode, mode_names, predict_mode,
+                       prediction_of_mode, run_exchange)
 from ..io.files import write_document
 from ..schedule import Schedule
 from .emulation import emulated_hosts, report_single_flow
 from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
                      print_violations, schedule_from_args)
 
-#: The modes ``run`` measures unless told: the schedule's own ways and the library's alltoallv.
-DEFAULT_MODES = ("frames", "barrier-free", "all-at-once", "alltoallv")
 #: Modes that execute a scheduler's schedule of their own (paper 002's), built for the same traffic
 #: when ``--algorithm`` is another, with the options given for it.
 STEPPED_MODES = ("shuffle", "pairwise")

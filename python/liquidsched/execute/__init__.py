@@ -65,8 +65,8 @@ from ..errors import BackendError, InputError
 from ..schedule import Piece, Schedule
 from ..traffic import Traffic
 from .memory import InsufficientMemoryError, MemoryEstimate, check_memory, memory_estimate
-from .plan import (ALLTOALL_ALGORITHMS, MODES, SCATTERED_THROTTLES, ExchangePlan, alltoall_mode_env, exchange_plan,
-                   is_mode, mode_names)
+from .plan import (ALLTOALL_ALGORITHMS, DEFAULT_MODES, MODES, ExchangePlan, alltoall_mode_env, exchange_plan, is_mode,
+                   mode_names)
 
 #: The simulator's prediction beside each execution mode: (model, policy).
 PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("circuit", "all-at-once"),
@@ -246,7 +246,7 @@ def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = Non
     return cmd
 
 
-def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES[:4], repeats: int = 5, warmup: int = 1,
+def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repeats: int = 5, warmup: int = 1,
                  verify: bool = True, namespaces: Mapping[str, str] | None = None, seed: int = 0,
                  timeout_s: float = 600.0, mpiexec_args: Sequence[str] = (),
                  on_modelled_network: bool = False, plan: ExchangePlan | None = None,
@@ -298,7 +298,7 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = MODES[:4], repeats: 
         raise InputError("an exchange needs at least two hosts")
     schedules = {m: (mode_schedules or {}).get(m, schedule) for m in modes}
     for m, s in schedules.items():
-        if s.network != schedule.network or s.traffic.total_bytes != schedule.traffic.total_bytes:
+        if s is not schedule and (s.network != schedule.network or list(s.traffic) != list(schedule.traffic)):
             raise InputError(f"mode {m}: its schedule is not of the same network and traffic")
     if any(alltoall_mode_env(m) is not None for m in modes) and plan.block_bytes() is None:
         raise InputError("the MPI_Alltoall modes need an all-to-all of equal messages (every host the same bytes "
@@ -373,7 +373,7 @@ def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
     Raises
     ------
     InputError
-        unless two distinct hosts are given, a packet of at least one byte and one repeat.
+        unless two distinct hosts are given, a packet of at least one byte and two repeats.
     ExchangeFailedError
         if the MPI run fails.
     """
@@ -456,8 +456,8 @@ def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str,
     return ExchangeResult(schedule.info.algorithm, plan.hosts, modes, raw.get("mpi_library", ""), network, info)
 
 
-__all__ = ["ALLTOALL_ALGORITHMS", "calibrate", "COMPARABLE_NETWORKS", "MODES", "NAMESPACE_ENV", "NETWORKS", "PREDICTION_OF_MODE",
-           "SCATTERED_THROTTLES", "ExchangeFailedError", "ExchangeResult", "InsufficientMemoryError", "MemoryEstimate",
-           "ModeResult", "alltoall_mode_env", "check_memory", "exchange_plan", "failure_line", "find_mpiexec", "is_mode",
-           "memory_estimate", "mode_names", "mpiexec_command", "network_kind", "network_schedule",
-           "predict_mode", "prediction_of_mode", "run_exchange"]
+__all__ = ["ALLTOALL_ALGORITHMS", "COMPARABLE_NETWORKS", "DEFAULT_MODES", "MODES", "NAMESPACE_ENV", "NETWORKS",
+           "PREDICTION_OF_MODE", "ExchangeFailedError", "ExchangeResult", "InsufficientMemoryError", "MemoryEstimate",
+           "ModeResult", "alltoall_mode_env", "calibrate", "check_memory", "exchange_plan", "failure_line",
+           "find_mpiexec", "is_mode", "memory_estimate", "mode_names", "mpiexec_command", "network_kind",
+           "network_schedule", "predict_mode", "prediction_of_mode", "run_exchange"]

@@ -21,12 +21,12 @@ from ..schedule import Schedule
 #: How an exchange is executed, by liquidsched's ranks (the MPI library's own alltoall
 #: algorithms are :func:`alltoall_mode_env`'s).
 MODES = ("frames", "barrier-free", "all-at-once", "alltoallv", "shuffle", "pairwise")
+#: The modes measured unless told: the schedule's own ways and the library's alltoallv.
+DEFAULT_MODES = ("frames", "barrier-free", "all-at-once", "alltoallv")
 #: ``MPI_Alltoall`` with MPICH's choice (``alltoall``) or one of its algorithms forced through its
 #: control variables; ``alltoall-scattered-N`` posts N sends and receives at a time (0: all).
 ALLTOALL_ALGORITHMS = {"alltoall": None, "alltoall-brucks": "brucks", "alltoall-pairwise": "pairwise",
                        "alltoall-scattered": "scattered"}
-#: The throttles ``alltoall-scattered-N`` is usually measured with (MPICH's default is 32).
-SCATTERED_THROTTLES = (0, 4, 8, 32)
 
 
 def alltoall_mode_env(mode: str) -> dict[str, str] | None:
