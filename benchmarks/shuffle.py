@@ -21,7 +21,8 @@ by default: 8 to 12 busy-polling MPI ranks share 2 cores), shared-duplex uplinks
 queue is the buffer B_L = 45 frames; per-node bandwidth against message size (the paper's
 Figs. 7–10), ``--repeats`` timed runs per point after a warm-up, every byte checked. Packets
 of ``--packet-bytes`` (4 KiB: three frames, so W_g = ⌊45 / (2ν·3)⌋). Per shape, one TCP flow's
-rate is checked against its link first (the machine, not the links, would otherwise limit).
+rate is checked against its link first (the machine, not the links, would otherwise limit), and
+the packets the uplinks' buffers drop are counted for every strategy: the window's purpose.
 """
 
 from __future__ import annotations
@@ -73,11 +74,12 @@ def strategies(net, traffic, packet_bytes: int) -> list[tuple[str, object, str]]
             ("all at once", liquid, "all-at-once")]
 
 
-#: run_exchange calls per shape and size: the nine strategies and one for MPI's modes.
-RUNS_PER_SIZE = 10
 #: MPI's own: MPI_Alltoallv, and MPI_Alltoall with MPICH's choice and three of its algorithms.
 MPI_MODES = ("alltoallv", "alltoall", "alltoall-brucks", "alltoall-pairwise", "alltoall-scattered-4",
              "alltoall-scattered-32")
+#: run_exchange calls per shape and size: the nine strategies and MPI's modes, one by one (so
+#: that the uplinks' drops are each one's).
+RUNS_PER_SIZE = 9 + len(MPI_MODES)
 
 
 def predicted_ratio(schedule, mode: str) -> float:
@@ -112,7 +114,7 @@ def fluid_table(message_bytes: int, console: Console) -> list[dict]:
 
 
 def measure_shape(d1: int, d2: int, args, progress, task) -> dict:
-    from liquidsched.emulate import Emulation, single_flow_check
+    from liquidsched.emulate import Emulation, queue_drops, single_flow_check
 
     net = build_topology(hierarchy(d1, d2, args.host_rate))
     p = d1 * d2
@@ -120,32 +122,37 @@ def measure_shape(d1: int, d2: int, args, progress, task) -> dict:
                     "points": []}
     with Emulation(net, args.prefix) as emu:
         record["single_flow"] = single_flow_check(emu, net.hosts()[0], net.hosts()[-1], seconds=0.5)
+        buffered = [net.resources[r] for r, b in enumerate(net.resource_buffer_packets) if b is not None]
         for size in args.sizes:
             traffic = all_to_all(net, size_bytes=size)
             bound = compute_bound(net, traffic)
             ours = strategies(net, traffic, args.packet_bytes)
-            runs = [(label, schedule, [mode]) for label, schedule, mode in ours]
-            runs.append(("MPI", ours[-1][1], list(MPI_MODES)))
-            for label, schedule, modes in runs:
+            runs = [(label, schedule, mode) for label, schedule, mode in ours]
+            runs += [(mode, ours[-1][1], mode) for mode in MPI_MODES]
+            for label, schedule, mode in runs:
                 t0 = time.perf_counter()
-                result = run_exchange(schedule, modes, repeats=args.repeats, warmup=1, namespaces=emu.namespace,
-                                      mode_schedules={modes[0]: schedule}, seed=size)
-                for m in result.modes:
-                    name = label if label != "MPI" else m.mode
-                    record["points"].append({
-                        "size_bytes": size, "strategy": name, "mode": m.mode,
-                        "window": schedule.info.parameters.get("window") if m.mode == "shuffle" else None,
-                        "times_s": m.times_s, "median_s": m.median_s,
-                        "per_node_MBps": per_node_bandwidth_Bps(p, size, m.median_s) / 1e6,
-                        "ratio_to_bound": m.ratio_to_bound, "predicted_ratio": predicted_ratio(schedule, m.mode),
-                        "bound_per_node_MBps": float(bound.liquid_throughput_Bps) / p / 1e6,
-                        "verified": m.verified, "wall_s": time.perf_counter() - t0})
+                before = queue_drops(emu)
+                result = run_exchange(schedule, [mode], repeats=args.repeats, warmup=1, namespaces=emu.namespace,
+                                      mode_schedules={mode: schedule}, seed=size)
+                after = queue_drops(emu)
+                m = result.modes[0]
+                record["points"].append({
+                    "size_bytes": size, "strategy": label, "mode": m.mode,
+                    "window": schedule.info.parameters.get("window") if m.mode == "shuffle" else None,
+                    "times_s": m.times_s, "median_s": m.median_s,
+                    "per_node_MBps": per_node_bandwidth_Bps(p, size, m.median_s) / 1e6,
+                    "ratio_to_bound": m.ratio_to_bound, "predicted_ratio": predicted_ratio(schedule, m.mode),
+                    "bound_per_node_MBps": float(bound.liquid_throughput_Bps) / p / 1e6,
+                    # packets the uplinks' buffers dropped over the warm-up and timed runs
+                    "uplink_drops": sum(after[r] - before[r] for r in buffered),
+                    "verified": m.verified, "wall_s": time.perf_counter() - t0})
                 progress.advance(task)
     return record
 
 
 def emulated_table(records: list[dict], console: Console) -> None:
-    table = Table("shape", "size", "strategy", "W_g", "runs", "per node", "of liquid", "predicted", "spread", "bytes",
+    table = Table("shape", "size", "strategy", "W_g", "runs", "per node", "of liquid", "predicted", "spread",
+                  "uplink drops", "bytes",
                   title="emulated hierarchies, shared-duplex uplinks with B_L = 45 frames (median of the timed runs)")
     for rec in records:
         for r in rec["points"]:
@@ -153,7 +160,8 @@ def emulated_table(records: list[dict], console: Console) -> None:
             table.add_row(rec["shape"], f"{r['size_bytes'] // 1024} KiB", r["strategy"],
                           "-" if r["window"] is None else str(r["window"]), str(len(r["times_s"])),
                           f"{r['per_node_MBps']:.3f} MB/s", f"{r['ratio_to_bound']:.1%}",
-                          f"{r['predicted_ratio']:.1%}", f"{spread:.0%}", "exact" if r["verified"] else "WRONG")
+                          f"{r['predicted_ratio']:.1%}", f"{spread:.0%}", str(r.get("uplink_drops", "-")),
+                          "exact" if r["verified"] else "WRONG")
     console.print(table)
     for rec in records:
         f = rec["single_flow"]

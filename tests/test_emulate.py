@@ -17,7 +17,7 @@ import pytest
 
 from liquidsched import TopologyError, build_topology, plan
 from liquidsched.emulate import (Emulation, arrivals, build_commands, concurrent_flows, down, existing, fastest_window,
-                                 link_counters, plan_emulation, send_bytes, single_flow_check, wait_for)
+                                 link_counters, plan_emulation, queue_drops, send_bytes, single_flow_check, wait_for)
 from liquidsched.emulate.shaping import FRAME_BYTES, tbf_sizes
 from liquidsched.execute import MODES, run_exchange
 from liquidsched.network import Link, Network, Node
@@ -270,3 +270,17 @@ def test_a_run_killed_by_sigterm_leaves_nothing(tmp_path):
 def _workers_running(prefix: str) -> bool:
     out = subprocess.run(["pgrep", "-f", "liquidsched.execute.worker"], capture_output=True, text=True).stdout
     return bool(out.strip())
+
+
+@needs_root
+def test_a_full_switch_buffer_drops_and_the_drops_are_counted():
+    """Two hosts of one switch send at once to the other switch through an uplink of one host
+    rate with a buffer of 3 frames: the uplink's queue overflows (TCP's window outgrows it),
+    and queue_drops counts it there, by resource, the pair under one name."""
+    net = build_topology("hierarchical:d1=2,d2=2,c1=1MB/s,c2=1MB/s,shared_uplinks=true,buffer=3")
+    with Emulation(net, PREFIX) as emu:
+        assert set(queue_drops(emu).values()) == {0}
+        concurrent_flows(emu, [("h1.1", "h2.1"), ("h1.2", "h2.2")], 1_500_000)
+        drops = queue_drops(emu)
+    assert list(drops) == net.resources
+    assert drops["e1>root|root>e1"] > 0

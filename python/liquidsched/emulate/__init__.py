@@ -33,15 +33,15 @@ state file in ``/run/liquidsched`` records what ``up`` built, for ``status``, ``
 
 The modules: :mod:`.addressing` (namespaces, addresses and cables of a plan), :mod:`.routes`,
 :mod:`.shaping` (``tbf``, queues, shared-duplex shapers, the hosts' queue share),
-:mod:`.namespaces` (creating and removing it all) and :mod:`.measure` (counters, single flows,
-concurrent flows, packet arrivals).
+:mod:`.namespaces` (creating and removing it all) and :mod:`.measure` (counters, queue drops,
+single flows, concurrent flows, packet arrivals).
 """
 
 from __future__ import annotations
 
 from .addressing import DEFAULT_PREFIX, Cable, EmulationPlan, check_prefix, plan_emulation
-from .measure import (arrivals, concurrent_flows, fastest_window, link_counters, send_bytes, single_flow_check,
-                      wait_for)
+from .measure import (arrivals, concurrent_flows, fastest_window, link_counters, queue_drops, send_bytes,
+                      single_flow_check, wait_for)
 from .namespaces import STATE_DIR, Emulation, build_commands, down, existing, load_state, up
 from .routes import host_path
 from .shaping import (QUEUE_S, WIRE_BYTES_PER_PAYLOAD, host_queue_share, qdisc_commands, queue_limit,
@@ -50,5 +50,5 @@ from .shaping import (QUEUE_S, WIRE_BYTES_PER_PAYLOAD, host_queue_share, qdisc_c
 __all__ = ["DEFAULT_PREFIX", "QUEUE_S", "STATE_DIR", "WIRE_BYTES_PER_PAYLOAD", "Cable", "Emulation",
            "EmulationPlan", "arrivals", "build_commands", "check_prefix", "concurrent_flows", "down", "existing",
            "fastest_window", "host_path", "host_queue_share", "link_counters", "load_state", "plan_emulation",
-           "qdisc_commands", "queue_limit", "send_bytes", "shared_duplex_commands", "single_flow_check",
+           "qdisc_commands", "queue_drops", "queue_limit", "send_bytes", "shared_duplex_commands", "single_flow_check",
            "tbf_sizes", "up", "wait_for"]

@@ -29,6 +29,20 @@ def link_counters(plan: EmulationPlan) -> dict[str, int]:
     return counters
 
 
+def queue_drops(plan: EmulationPlan) -> dict[str, int]:
+    """Packets each resource of the model has dropped so far, its shaper's queue being full
+    (the ``tc`` statistics of its root qdisc: the egress interface's, or the ``ifb`` device of a
+    shared-duplex cable), by resource name; directions the model lacks are not shaped and not
+    counted."""
+    drops = {}
+    for r, name in enumerate(plan.network.resources):
+        lid = next(l for l, q in plan.network.link_resource.items() if q == r)
+        ns, device = plan.shaper(lid)
+        data = json.loads(run_command(["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", device]) or "[]")
+        drops[name] = sum(q.get("drops", 0) for q in data)
+    return drops
+
+
 _SINK = """
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
