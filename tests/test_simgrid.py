@@ -12,7 +12,8 @@ from liquidsched import RoutingError, TopologyError, build_topology, load_topolo
 from liquidsched.cli import main
 from liquidsched.errors import BackendError
 from liquidsched.io.simgrid import network_from_platform, parse_bandwidth, parse_latency, platform_xml
-from liquidsched.simulate import POLICIES, simulate
+from liquidsched.simulate import simulate
+from liquidsched.simulate.simgrid_backend import SIMGRID_POLICIES
 from liquidsched.simulate import simgrid_backend
 from liquidsched.traffic import random_matrix
 
@@ -141,7 +142,7 @@ def random_case(seed: int):
                          f"extra_cables={rng.randint(0, 3)},seed={seed}")
     traffic = random_matrix(net, seed=seed, density=rng.choice([0.3, 0.6, 1.0]), min_bytes=1, max_bytes=2_000_000)
     algorithm = rng.choice(["dsatur", "round-robin", "random"])
-    policy = POLICIES[seed % len(POLICIES)]
+    policy = SIMGRID_POLICIES[seed % len(SIMGRID_POLICIES)]
     overhead = rng.choice([0.0, 1e-4]) if policy == "frames" else 0.0
     return plan(net, traffic, algorithm), policy, overhead
 

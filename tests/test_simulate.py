@@ -97,6 +97,10 @@ def test_bad_model_and_policy_are_input_errors(two_switch_net):
         simulate(s, "wormhole")
     with pytest.raises(InputError, match="unknown policy"):
         simulate(s, "fluid", "eager")
+    with pytest.raises(InputError, match="simgrid backend has no steps policy"):
+        simulate(s, "fluid", "steps", backend="simgrid")
+    with pytest.raises(InputError, match="window applies to the fluid model's window policy"):
+        simulate(s, "fluid", "frames", window=2)
 
 
 def exact_flows(s: Schedule):

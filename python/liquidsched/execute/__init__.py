@@ -368,7 +368,7 @@ def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
               namespaces: Mapping[str, str] | None = None, mpiexec_args: Sequence[str] = (),
               timeout_s: float = 300.0) -> tuple[CostParameters, dict[str, Any]]:
     """Paper 002's cost parameters between two hosts, measured by ping-pong
-    (:mod:`.calibrate`), and the raw measurements (with the round trip and the MPI library).
+    (:mod:`.pingpong`), and the raw measurements (with the round trip and the MPI library).
 
     Raises
     ------
@@ -387,7 +387,7 @@ def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
         job.write_text(json.dumps({"packet_bytes": packet_bytes, "repeats": repeats, "output": str(result)}),
                        encoding="utf-8")
         ranks = None if namespaces is None else [namespaces[h] for h in hosts]
-        cmd = mpiexec_command(2, str(job), ranks, extra_args=mpiexec_args, program="liquidsched.execute.calibrate")
+        cmd = mpiexec_command(2, str(job), ranks, extra_args=mpiexec_args, program="liquidsched.execute.pingpong")
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:

@@ -164,9 +164,10 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     if backend == "simgrid":
         if model != "fluid":
             raise InputError(f"the simgrid backend simulates the fluid model, not {model}")
-        if gated:
+        from .simgrid_backend import SIMGRID_POLICIES, run_simgrid
+
+        if policy not in SIMGRID_POLICIES:
             raise InputError(f"the simgrid backend has no {policy} policy; use the rust backend")
-        from .simgrid_backend import run_simgrid
 
         raw = run_simgrid(schedule, policy, overhead_s)
         empty = np.zeros((len(net.resources), 0))

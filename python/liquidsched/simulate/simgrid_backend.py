@@ -33,6 +33,8 @@ from ..io.simgrid import CM02_CONFIG, platform_xml
 from ..schedule import Schedule
 
 RUNNER = Path(__file__).with_name("simgrid_runner.py")
+#: The start policies the runner follows (the gated window and steps policies are the core's).
+SIMGRID_POLICIES = ("all-at-once", "frames", "per-sender")
 INSTALL_HINT = "install Debian's python3-simgrid (apt-get install python3-simgrid)"
 
 

@@ -1,5 +1,5 @@
 """Measure paper 002's cost parameters between two ranks by ping-pong:
-``python -m liquidsched.execute.calibrate JOB.json`` under ``mpiexec -n 2``.
+``python -m liquidsched.execute.pingpong JOB.json`` under ``mpiexec -n 2``.
 
 For packets of ``b`` bytes (:class:`~liquidsched.cost_model.CostParameters`):
 
