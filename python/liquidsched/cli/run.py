@@ -25,9 +25,9 @@ from ..execute import (DEFAULT_MODES, ExchangeFailedError, ExchangeResult, is_mo
                        prediction_of_mode, run_exchange)
 from ..io.files import write_document
 from ..schedule import Schedule
-from .emulation import emulated_hosts, report_single_flow
 from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
                      print_violations, schedule_from_args)
+from .emulation import emulated_hosts, report_single_flow
 
 #: Modes that execute a scheduler's schedule of their own (paper 002's), built for the same traffic
 #: when ``--algorithm`` is another, with the options given for it.
