@@ -284,13 +284,15 @@ class Network:
                      if self.nodes[l.src].kind == HOST or self.nodes[l.dst].kind == HOST]
         #: the smallest capacity of a link attached to a host (None when no link touches a host)
         self.port_rate_Bps: Fraction | None = min(host_caps) if host_caps else None
-        first_link: dict[int, Link] = {}
+        first: dict[int, str] = {}
         for lid, r in self.link_resource.items():
-            first_link.setdefault(r, self.links[lid])
+            first.setdefault(r, lid)
+        #: one link of each resource (the first declared of a shared-duplex pair)
+        self.resource_link: list[str] = [first[r] for r in range(len(self.resources))]
+        first_link = [self.links[lid] for lid in self.resource_link]
         #: the buffer of each resource in packets (one for both directions of a shared-duplex
         #: pair), None where the model does not say
-        self.resource_buffer_packets: list[int | None] = [first_link[r].buffer_packets
-                                                          for r in range(len(self.resources))]
+        self.resource_buffer_packets: list[int | None] = [link.buffer_packets for link in first_link]
         #: transfers each resource carries at once
         self.resource_slots: list[int] = []
         #: True where a link set the slots, False where they are derived

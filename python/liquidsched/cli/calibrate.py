@@ -35,12 +35,14 @@ def exchange_predictions(net, params, message_bytes: int) -> list[dict[str, Any]
     from ..cost_model import pairwise_exchange_s, per_node_bandwidth_Bps, shuffle_exchange_s
     from ..execute import predict_mode
     from ..schedulers import plan
+    from ..schedulers.shuffle import remap_shape
     from ..traffic import all_to_all
 
     p = len(net.hosts())
     traffic = all_to_all(net, size_bytes=message_bytes)
-    shuffle = plan(net, traffic, "shuffle", remap=_can_remap(net), packet_bytes=params.packet_bytes)
-    pairwise = plan(net, traffic, "pairwise", remap=_can_remap(net))
+    remap = remap_shape(net) is not None
+    shuffle = plan(net, traffic, "shuffle", remap=remap, packet_bytes=params.packet_bytes)
+    pairwise = plan(net, traffic, "pairwise", remap=remap)
     window = shuffle.info.parameters.get("window")
     rows = [("shuffle", "eq. 2 (no contention)", shuffle_exchange_s(params, p, message_bytes)),
             ("shuffle", f"fluid, window {window}" if window else "fluid, no window",
@@ -49,11 +51,6 @@ def exchange_predictions(net, params, message_bytes: int) -> list[dict[str, Any]
             ("pairwise", "fluid, one step at a time", predict_mode(pairwise, "pairwise").makespan_s)]
     return [{"algorithm": a, "model": m, "time_s": t, "per_node_Bps": per_node_bandwidth_Bps(p, message_bytes, t)}
             for a, m, t in rows]
-
-
-def _can_remap(net) -> bool:
-    groups = net.host_groups()
-    return len(groups) >= 2 and len({len(g) for g in groups}) == 1
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

@@ -35,8 +35,7 @@ def queue_drops(plan: EmulationPlan) -> dict[str, int]:
     shared-duplex cable), by resource name; directions the model lacks are not shaped and not
     counted."""
     drops = {}
-    for r, name in enumerate(plan.network.resources):
-        lid = next(l for l, q in plan.network.link_resource.items() if q == r)
+    for name, lid in zip(plan.network.resources, plan.network.resource_link):
         ns, device = plan.shaper(lid)
         data = json.loads(run_command(["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", device]) or "[]")
         drops[name] = sum(q.get("drops", 0) for q in data)

@@ -70,6 +70,8 @@ class RankExchange:
         #: the shuffle mode's window, in steps (None: none)
         self.window = window
         self.block: np.ndarray | None = None
+        #: bytes of each rank's block to every other, for MPI_Alltoall (:meth:`prepare_alltoall`)
+        self.block_bytes = 0
 
     # -- the pieces of an exchange ------------------------------------------------------------
 
@@ -205,7 +207,7 @@ class RankExchange:
     def prepare_alltoall(self) -> None:
         """The contiguous blocks ``MPI_Alltoall`` takes, one per rank, from the send buffer (a
         rank's block to itself left empty where the traffic has none)."""
-        n = self.plan.block_bytes()
+        n = self.block_bytes = self.plan.block_bytes()
         assert n is not None, "the run checks the traffic before launching"
         size = self.comm.Get_size()
         self.block = np.zeros(max(n * size, 1), np.uint8)
@@ -218,7 +220,7 @@ class RankExchange:
     def unpack_alltoall(self) -> None:
         """Received blocks back to the receive buffer's layout, for the byte check."""
         _, _, rc, rd = self.counts
-        n = self.plan.block_bytes() or 0
+        n = self.block_bytes
         for s in range(self.comm.Get_size()):
             if rc[s]:
                 self.recv[rd[s]:rd[s] + n] = self.block_recv[s * n:(s + 1) * n]

@@ -128,18 +128,27 @@ def global_window(d1: int, d2: int, buffer_packets: int, directions: int = 2) ->
     return max(1, math.floor(Fraction(buffer_packets) / (directions * uplink_packets_per_step(d1, d2))))
 
 
+def remap_shape(net: Network) -> tuple[int, int] | None:
+    """``(d1, d2)`` when the network's hosts sit ``d1`` on each of ``d2 >= 2`` switches, the
+    shape eq. 5 remaps; None otherwise."""
+    groups = list(net.host_groups().values())
+    sizes = {len(g) for g in groups}
+    return (sizes.pop(), len(groups)) if len(sizes) == 1 and len(groups) >= 2 else None
+
+
 def host_order(net: Network, remap: bool) -> tuple[list[str], tuple[int, int] | None]:
     """The hosts switch by switch (the physical ids), and ``(d1, d2)`` when remapping."""
     groups = list(net.host_groups().values())
     hosts = [h for group in groups for h in group]
     if not remap:
         return hosts, None
-    sizes = sorted({len(g) for g in groups})
-    if len(sizes) != 1 or len(groups) < 2:
+    shape = remap_shape(net)
+    if shape is None:
+        sizes = sorted({len(g) for g in groups})
         raise InputError(f"the remapping needs the same number of hosts on each of at least two switches; "
                          f"{net.name} has {len(groups)} switch{'es' if len(groups) != 1 else ''} with "
                          f"{' or '.join(map(str, sizes))} hosts")
-    return hosts, (sizes[0], len(groups))
+    return hosts, shape
 
 
 def _order_steps(net: Network, traffic: Traffic, permutation: str, remap: bool) -> tuple[list[list[int]], list[str]]:
