@@ -133,9 +133,11 @@ def test_opposite_flows_share_a_shared_duplex_cable_and_not_a_plain_one():
     capacity, nbytes = 2e6, 2_500_000
     together, forward, backward = _opposite_flows(_one_cable(capacity, shared=True), nbytes)
     # One rate for both directions: the two flows together carry about the cable's capacity,
-    # split between the directions (not evenly: TCP flows through one drop-tail queue are not fair).
+    # split between the directions. Not evenly, and not the same way from run to run: TCP flows
+    # through one drop-tail queue are not fair (one has been seen to hold 83 %), so only that
+    # both directions move is asserted of the split.
     assert 0.85 < together < 1.05, together
-    assert 0.85 < forward + backward < 1.05 and min(forward, backward) > 0.2, (forward, backward)
+    assert 0.85 < forward + backward < 1.05 and min(forward, backward) > 0.05, (forward, backward)
     together, forward, backward = _opposite_flows(_one_cable(capacity, shared=False), nbytes)
     # Two rates: each flow gets about the whole capacity.
     assert 1.7 < together < 2.1, together
