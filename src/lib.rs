@@ -11,6 +11,7 @@ mod kpbs;
 mod liquid;
 mod shuffle;
 mod simulate;
+mod steady;
 mod sweep;
 mod weighted;
 
@@ -40,6 +41,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     liquid::register(m)?;
     shuffle::register(m)?;
     simulate::register(m)?;
+    steady::register(m)?;
     sweep::register(m)?;
     weighted::register(m)?;
     Ok(())

@@ -60,11 +60,13 @@ MAX_BUFFER_PACKETS = 10**6
 
 @dataclass(frozen=True)
 class Node:
-    """A host or a switch. A host's ``role`` says whether it sends, receives, or both."""
+    """A host or a switch. A host's ``role`` says whether it sends, receives, or both;
+    ``speed_flops`` is its compute speed, where a model computes (series of reduces)."""
 
     id: str
     kind: str = HOST
     role: str = "both"
+    speed_flops: float | None = None
     origin: str = field(default="", compare=False, repr=False)
 
     @property
@@ -192,6 +194,9 @@ class Network:
                 raise TopologyError(f"{where}.kind: expected 'host' or 'switch', got {node.kind!r}")
             if node.role not in ROLES:
                 raise TopologyError(f"{where}.role: expected one of {', '.join(ROLES)}, got {node.role!r}")
+            if node.speed_flops is not None and not (node.kind == HOST and node.speed_flops > 0):
+                raise TopologyError(f"{where}.speed_flops: expected a positive speed on a host, "
+                                    f"got {node.speed_flops!r} on a {node.kind}")
             self._node_index[node.id] = len(self.nodes)
             self.nodes[node.id] = node
             self._out[node.id] = []

@@ -70,6 +70,22 @@ def parse_duration(value: object) -> float:
     return _parse(value, _TIME_UNITS, "a duration in seconds")
 
 
+_SPEED_UNITS = {"flop/s": 1, "kflop/s": 1e3, "Mflop/s": 1e6, "Gflop/s": 1e9, "Tflop/s": 1e12,
+                "flops": 1, "kflops": 1e3, "Mflops": 1e6, "Gflops": 1e9, "Tflops": 1e12, "f": 1}
+
+
+def parse_speed(value: object) -> float:
+    """Parse a compute speed in flop/s: a number, or a string such as ``"100Mflop/s"`` (SimGrid
+    writes ``"100Mf"``, read here with the ``f`` unit only unprefixed).
+
+    Examples
+    --------
+    >>> parse_speed("100Mflop/s"), parse_speed(5e8)
+    (100000000.0, 500000000.0)
+    """
+    return _parse(value, _SPEED_UNITS, "a speed in flop/s")
+
+
 _SIZE_UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
                "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 

@@ -12,6 +12,7 @@ pub mod rational;
 pub mod shuffle;
 pub mod simulate;
 pub mod slots;
+pub mod steady;
 pub mod sweep;
 pub mod weighted;
 #[cfg(test)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, TypeVar
 
-from ..units import parse_duration, parse_rate, parse_size
+from ..units import parse_duration, parse_rate, parse_size, parse_speed
 
 T = TypeVar("T")
 _MISSING = object()
@@ -107,6 +107,17 @@ def read_mapping(value: Any, where: str, error: type[Exception]) -> dict:
     if not isinstance(value, dict):
         raise error(f"{where}: expected a mapping, got {_describe(value)}")
     return value
+
+
+def read_speed(value: Any, where: str, error: type[Exception]) -> float:
+    """A positive compute speed in flop/s (a number or a string such as ``"100Mflop/s"``)."""
+    try:
+        speed = parse_speed(value)
+    except ValueError as e:
+        raise error(f"{where}: {e}") from None
+    if speed <= 0:
+        raise error(f"{where}: expected a positive speed in flop/s, got {value!r}")
+    return speed
 
 
 def read_rate(value: Any, where: str, error: type[Exception]) -> float:

@@ -9,7 +9,7 @@
     switches: [s1, s2]                                    # shorthand for nodes of kind switch
     hosts: [a, b]                                         # shorthand for hosts that send and receive
     nodes:                                                # the long form, with roles
-      - {id: c, kind: host, role: sender}
+      - {id: c, kind: host, role: sender, speed_flops: 100Mflop/s}   # speed: series of reduces
     cables:                                               # a cable is two opposite links a>b, b>a
       - {a: a, b: s1}
       - {a: s1, b: s2, capacity_Bps: 10Gbit/s, shared_duplex: true, slots: 8, buffer_packets: 45}
@@ -52,6 +52,7 @@ from .fields import (
     read_list,
     read_mapping,
     read_rate,
+    read_speed,
     read_str,
 )
 from .files import read_document, write_document
@@ -95,9 +96,10 @@ def _build_network(doc: Any) -> Network:
     nodes += [Node(h, HOST, origin=f"{top.at('hosts')}[{i}]")
               for i, h in enumerate(top.get("hosts", list_of(read_id), []))]
     for i, item in enumerate(top.get("nodes", read_list, [])):
-        f = Fields(item, f"{top.at('nodes')}[{i}]", E, ("id", "kind", "role"))
+        f = Fields(item, f"{top.at('nodes')}[{i}]", E, ("id", "kind", "role", "speed_flops"))
         nodes.append(Node(f.get("id", read_id), f.get("kind", read_str, HOST),
-                          f.get("role", read_str, "both"), origin=f.where))
+                          f.get("role", read_str, "both"), f.get("speed_flops", read_speed, None),
+                          origin=f.where))
 
     def capacity(f: Fields) -> float:
         if default_cap is None:
@@ -202,7 +204,8 @@ def topology_to_dict(net: Network) -> dict[str, Any]:
     if net.description:
         doc["description"] = net.description
     doc["nodes"] = [
-        {"id": n.id, "kind": n.kind, **({"role": n.role} if n.kind == HOST else {})}
+        {"id": n.id, "kind": n.kind, **({"role": n.role} if n.kind == HOST else {}),
+         **({"speed_flops": float(n.speed_flops)} if n.speed_flops is not None else {})}
         for n in net.nodes.values()
     ]
     doc["links"] = [
