@@ -137,17 +137,23 @@ def decompose(platform: Platform, edge_bytes: dict[int, int]) -> Decomposition:
     unit_per_s = math.lcm(*(c.denominator for c in costs.values()))
     per_byte = {e: int(c * unit_per_s) for e, c in costs.items()}
     common = math.lcm(*per_byte.values())
-    repeat = math.lcm(*(common // math.gcd(common, edge_bytes[e] * per_byte[e]) for e in used))
-    weights = {e: repeat * edge_bytes[e] * per_byte[e] for e in used}
-    heaviest = max(weights.values())
-    if heaviest > MAX_UNITS or repeat > MAX_UNITS:
-        raise ProblemTooLargeError(
-            f"the period's busy times need a unit of 1/{unit_per_s} s and {repeat} periods: "
-            f"{heaviest} units on one edge do not fit in 64 bits; use fewer distinct bandwidths "
-            f"or a fixed period")
+    # With every edge's units a multiple of each edge's units per byte, every matching is too
+    # (its lengths are integer combinations of the weights), so its bytes are whole: ``safe``
+    # periods always work; one period often does already, and is tried first.
+    safe = math.lcm(*(common // math.gcd(common, edge_bytes[e] * per_byte[e]) for e in used))
     index = platform.index
-    core_edges = [(index[platform.edges[e].src], index[platform.edges[e].dst], weights[e]) for e in used]
-    steps = _core.steady_matchings(len(platform.names), core_edges)
+    for repeat in sorted({1, safe}):
+        weights = {e: repeat * edge_bytes[e] * per_byte[e] for e in used}
+        heaviest = max(weights.values())
+        if heaviest > MAX_UNITS:
+            raise ProblemTooLargeError(
+                f"the period's busy times need a unit of 1/{unit_per_s} s and {repeat} periods: "
+                f"{heaviest} units on one edge do not fit in 64 bits; use fewer distinct bandwidths "
+                f"or a fixed period")
+        core_edges = [(index[platform.edges[e].src], index[platform.edges[e].dst], weights[e]) for e in used]
+        steps = _core.steady_matchings(len(platform.names), core_edges)
+        if all(units % per_byte[used[k]] == 0 for _, pieces in steps for k, units in pieces):
+            break
     matchings = [Matching(Fraction(length, unit_per_s),
                           [(used[k], units // per_byte[used[k]]) for k, units in pieces])
                  for length, pieces in steps]
