@@ -259,3 +259,69 @@ def test_a_network_maps_onto_a_platform_and_refuses_shared_duplex():
 def test_bad_series_are_refused_with_what_is_wrong(series, message):
     with pytest.raises(InputError, match=message):
         solve_steady(chain(3), series)
+
+
+# -- command line --------------------------------------------------------------------------------
+
+def _cli(capsys, *argv):
+    from liquidsched.cli import main
+
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_steady_writes_a_period_that_check_and_simulate_take(capsys, tmp_path):
+    import json
+
+    out_file, plot_file = tmp_path / "period.json", tmp_path / "curve.png"
+    code, out, _ = _cli(capsys, "steady", "all-to-all", "--topology", "complete:n=3,bandwidth_Bps=1MB/s",
+                        "--message-bytes", "1MB", "--operations", "100", "--json", "--output", str(out_file),
+                        "--plot", str(plot_file))
+    assert code == 0
+    report = json.loads(out)
+    assert report["throughput_per_s"] == "1/2" and report["period_s"] == "2"
+    assert report["baseline"]["gain"] == 1.0
+    assert [r["operations"] for r in report["operations"]] == [1, 10, 100]
+    # Every message crosses one edge: the pipeline has nothing to fill, K operations take K periods.
+    assert [r["periods"] for r in report["operations"]] == [1, 10, 100]
+    assert report["operations"][-1]["of_rho"] == 1.0
+    assert plot_file.stat().st_size > 0
+    assert _cli(capsys, "check", str(out_file))[0] == 0
+    code, out, _ = _cli(capsys, "simulate", "--schedule", str(out_file), "--json")
+    assert code == 0 and json.loads(out)["makespan_s"] == 2.0
+
+
+def test_cli_steady_reduce_on_a_topology_with_speeds_and_a_fixed_period(capsys, tmp_path):
+    import json
+
+    import yaml
+
+    topo = tmp_path / "t.yaml"
+    topo.write_text(yaml.safe_dump({
+        "format": "liquidsched-topology", "version": 1, "switches": ["s"],
+        "nodes": [{"id": f"h{i}", "speed_flops": f"{(i + 1) * 100}Mflop/s"} for i in range(3)],
+        "cables": [{"a": f"h{i}", "b": "s", "capacity_Bps": "10MB/s"} for i in range(3)]}))
+    code, out, _ = _cli(capsys, "steady", "reduce", "--topology", str(topo), "--target", "h0", "--message-bytes",
+                        "10MB", "--task-flops", "100Mflop", "--fixed-period", "7", "--json")
+    assert code == 0
+    report = json.loads(out)
+    # The switch forwards one message at a time: it receives two per reduce at 1 s each, at best.
+    assert report["throughput_per_s"] == "1/2"
+    fixed = report["fixed_period"]
+    assert fixed["period_s"] == "7" and fixed["operations"] == 3
+    code, out, _ = _cli(capsys, "steady", "reduce", "--topology", str(topo), "--target", "s", "--task-flops", "1")
+    assert code == 0 and "ρ (optimal, proven)" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["scatter", "--topology", "chain:n=3", "--source", "P9"], "'P9' is not a node"),
+    (["scatter", "--topology", "chain:n=3", "--task-flops", "1"], "computes nothing"),
+    (["all-to-all", "--topology", "chain:n=3", "--target", "P0"], "no --source or --target"),
+    (["reduce", "--topology", "chain:n=3,speed=1"], "expected key=value"),
+    (["reduce", "--topology", "two-switch", "--task-flops", "1"], "no processor"),
+    (["reduce", "--topology", "hierarchical:shared_uplinks=true", "--task-flops", "1"], "shared duplex"),
+])
+def test_cli_steady_refuses_bad_input_in_one_line(capsys, argv, message):
+    code, _, err = _cli(capsys, "steady", *argv)
+    assert code == 2 and message in err and "Traceback" not in err

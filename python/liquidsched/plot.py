@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+from fractions import Fraction
 
 import matplotlib
 
@@ -134,4 +135,23 @@ def plot_schedule(schedule, path: str | os.PathLike) -> None:
                  f"{float(schedule.makespan_s()) * 1e3:.3f} ms for Λ = {float(schedule.bound.duration_s) * 1e3:.3f} ms "
                  f"({state})")
     fig.tight_layout()
+    _save(fig, path)
+
+
+def plot_steady(report: dict, path: str | os.PathLike) -> None:
+    """The throughput of K operations with the periodic schedule against K, beside the optimum
+    ρ and the baseline's steady throughput (a report of ``liquidsched steady``)."""
+    rows = report["operations"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ks = [r["operations"] for r in rows]
+    ax.plot(ks, [r["throughput_per_s"] for r in rows], "o-", label="periodic schedule, K operations")
+    ax.axhline(report["throughput_ops_per_s"], color="k", linestyle="--", label="ρ (optimal steady state)")
+    base = report["baseline"]
+    ax.axhline(float(Fraction(base["throughput_per_s"])), color="tab:red", linestyle=":",
+               label=f"{base['name']} (steady)")
+    ax.set_xscale("log")
+    ax.set_xlabel("operations K")
+    ax.set_ylabel("operations per second")
+    ax.set_title(f"series of {report['operation']} on {report['platform']}")
+    ax.legend()
     _save(fig, path)

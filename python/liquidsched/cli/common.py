@@ -38,6 +38,7 @@ COMMANDS = {
     "check": ("plan", "validate a schedule file (exit 0 valid, 1 invalid)"),
     "sweep": ("sweep", "liquid throughput of every allocation, grouped into classes"),
     "calibrate": ("calibrate", "measure paper 002's cost parameters by ping-pong; predict exchanges from them"),
+    "steady": ("steady", "optimal steady state of a series of scatters, all-to-alls or reduces (paper 003)"),
 }
 
 

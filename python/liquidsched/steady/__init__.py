@@ -9,7 +9,7 @@ take it as they take any other.
 
 from .platform import PLATFORM_BUILDERS, Platform, PlatformEdge, PlatformNode, platform_of_network
 from .series import ALL_TO_ALL, REDUCE, SCATTER, Series
-from .solve import SteadyState, solve_steady
+from .solve import SteadyState, optimal_throughput, solve_steady
 
 __all__ = ["PLATFORM_BUILDERS", "Platform", "PlatformEdge", "PlatformNode", "platform_of_network",
-           "ALL_TO_ALL", "REDUCE", "SCATTER", "Series", "SteadyState", "solve_steady"]
+           "ALL_TO_ALL", "REDUCE", "SCATTER", "Series", "SteadyState", "optimal_throughput", "solve_steady"]

@@ -77,6 +77,9 @@ class Platform:
         The directed edges; at most one per ordered pair of nodes.
     name
         A name for reports.
+    hosts
+        The nodes that take part in an operation unless told otherwise (the processors when
+        None; a network's hosts, which are routers when they have no speed).
 
     Examples
     --------
@@ -87,7 +90,8 @@ class Platform:
     Fraction(1, 1000000)
     """
 
-    def __init__(self, nodes: Iterable[PlatformNode], edges: Iterable[PlatformEdge], name: str = "platform") -> None:
+    def __init__(self, nodes: Iterable[PlatformNode], edges: Iterable[PlatformEdge], name: str = "platform",
+                 hosts: Iterable[str] | None = None) -> None:
         self.name = name
         self.nodes: dict[str, PlatformNode] = {}
         for i, node in enumerate(nodes):
@@ -122,6 +126,10 @@ class Platform:
             self.edges.append(edge)
         if not self.nodes:
             raise TopologyError(f"platform {name}: no node")
+        self.hosts: list[str] = list(hosts) if hosts is not None else self.processors()
+        unknown = [h for h in self.hosts if h not in self.nodes]
+        if unknown:
+            raise TopologyError(f"platform {name}: host {unknown[0]!r} is not a node")
 
     def processors(self) -> list[str]:
         """The nodes that compute, in declaration order."""
@@ -314,8 +322,52 @@ def platform_of_network(net: Network) -> Platform:
     nodes = [PlatformNode(n.id, exact(n.speed_flops) if n.kind == HOST and n.speed_flops else Fraction(0))
              for n in net.nodes.values()]
     edges = [PlatformEdge(l.src, l.dst, 1 / exact(l.capacity_Bps)) for l in net.links.values()]
-    return Platform(nodes, edges, net.name)
+    return Platform(nodes, edges, net.name, hosts=net.hosts())
 
 
 #: Platform builders by name, with their parameters, as ``"complete:n=10"``.
 PLATFORM_BUILDERS = {"complete": complete, "star": star, "chain": chain, "tiers": tiers}
+
+
+def _builder_value(builder: str, key: str, text: str, default: Any) -> Any:
+    from ..units import parse_rate, parse_speed
+
+    try:
+        if key == "bandwidth_Bps":
+            return parse_rate(text)
+        if key == "speed_flops":
+            return parse_speed(text)
+        if isinstance(default, int):
+            return int(text)
+        return float(text)
+    except ValueError as e:
+        raise TopologyError(f"platform {builder}: parameter {key!r}: {e}") from None
+
+
+def resolve_platform(spec: str) -> Platform:
+    """A platform from a builder (``"complete:n=10,bandwidth_Bps=100MB/s"``, ``"tiers:seed=3"``),
+    or any liquidsched topology (a file or a built-in network) through
+    :func:`platform_of_network`.
+
+    Examples
+    --------
+    >>> resolve_platform("star:n=4,bandwidth_Bps=1MB/s")
+    Platform('star-4', 4 processors, 0 routers, 6 edges)
+    """
+    import inspect
+
+    from ..topologies import resolve_topology
+
+    name, _, params = spec.partition(":")
+    if name not in PLATFORM_BUILDERS:
+        return platform_of_network(resolve_topology(spec))
+    build = PLATFORM_BUILDERS[name]
+    defaults = {p.name: p.default for p in inspect.signature(build).parameters.values()}
+    kwargs = {}
+    for item in filter(None, params.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or key not in defaults:
+            raise TopologyError(f"platform {name}: expected key=value with a key among {', '.join(defaults)}, "
+                                f"got {item!r}")
+        kwargs[key] = _builder_value(name, key, value, defaults[key])
+    return build(**kwargs)

@@ -99,6 +99,18 @@ def _exact_optimum(lp: LinearProgram, times: dict[str, float]) -> ExactSolution:
     raise AssertionError("unreachable")
 
 
+def optimal_throughput(platform: Platform, series: Series) -> Fraction:
+    """ρ alone, exact and proven (one linear program, no period or schedule).
+
+    Examples
+    --------
+    >>> from liquidsched.steady.platform import star
+    >>> optimal_throughput(star(4, bandwidth_Bps=1e6), Series("scatter", ("P1", "P2", "P3"), "P0", 10**6))
+    Fraction(1, 3)
+    """
+    return _exact_optimum(build_program(platform, series), {}).objective
+
+
 def solve_steady(platform: Platform, series: Series, fixed_period_s: Fraction | None = None) -> SteadyState:
     """Solve ``series`` on ``platform``: ρ exact, the period, the trees, the matchings.
 

@@ -1,0 +1,175 @@
+"""``liquidsched steady``: the optimal steady state of a series of scatters, all-to-alls or
+reduces on a platform (paper 003): ρ exact and in operations per second, the period, the
+weighted trees, the matchings, the gain over what MPI libraries do, and the throughput of K
+operations as K grows. ``--output`` writes one period as a schedule file that ``simulate``,
+``check`` and ``run`` take."""
+
+from __future__ import annotations
+
+import argparse
+from fractions import Fraction
+from typing import Any
+
+from ..errors import InputError
+from .common import command_help, err, out, print_json, size_arg
+
+OPERATIONS = ("scatter", "all-to-all", "reduce")
+#: The K of the asymptotic curve: a decade per point up to ``--operations``.
+CURVE_POINTS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
+
+
+def fraction_arg(text: str) -> Fraction:
+    """A positive exact number: ``10``, ``0.5``, ``3/4``."""
+    try:
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"expected a number such as 10, 0.5 or 3/4, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def flops_arg(text: str) -> Fraction:
+    """``--task-flops 10Mflop``: the work of one reduction task."""
+    from ..units import parse_speed
+
+    try:
+        value = parse_speed(text.replace("flop", "flop/s") if text.endswith("flop") else text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive amount of work, got {text!r}")
+    return Fraction(repr(value))
+
+
+def series_of(args: argparse.Namespace, platform):
+    """The series the options describe; participants default to the platform's hosts, the root
+    to the first of them."""
+    from ..steady import Series
+
+    hosts = platform.hosts
+    if not hosts:
+        raise InputError(f"platform {platform.name} has no host to take part; give --participants")
+    participants = tuple(args.participants.split(",")) if args.participants else tuple(hosts)
+    kind = args.operation
+    root = args.source if kind == "scatter" else args.target if kind == "reduce" else None
+    if kind == "scatter" and args.target or kind == "reduce" and args.source:
+        raise InputError(f"a {kind} takes --{'source' if kind == 'scatter' else 'target'}, not "
+                         f"--{'target' if kind == 'scatter' else 'source'}")
+    if kind == "all-to-all" and (args.source or args.target):
+        raise InputError("an all-to-all has no --source or --target")
+    if kind != "all-to-all" and root is None:
+        root = participants[0]
+    if kind == "scatter" and not args.participants:
+        participants = tuple(h for h in participants if h != root)
+    if kind != "reduce" and args.task_flops is not None:
+        raise InputError(f"--task-flops is the work of a reduction task; a {kind} computes nothing")
+    return Series(kind, participants, root, args.message_bytes,
+                  args.task_flops if args.task_flops is not None else Fraction(0))
+
+
+def report_of(state, baseline, operations: int) -> dict[str, Any]:
+    """Everything the command prints, as data."""
+    from ..steady.trees import pipeline
+
+    platform, series = state.platform, state.series
+    report = state.summary()
+    report["throughput_ops_per_s"] = float(state.throughput)
+    report["baseline"] = {"name": "binomial tree" if series.kind == "reduce" else
+                          "flat scatter" if series.kind == "scatter" else "direct all-to-all",
+                          "throughput_per_s": str(baseline.throughput),
+                          "gain": float(state.throughput / baseline.throughput)}
+    report["trees_detail"] = [{"weight": t.weight, "tasks": len(t.tasks),
+                               **({"message": series.describe_type(t.type)} if t.type is not None else {})}
+                              for t in state.trees]
+    run = state.run_period
+    runs = [pipeline(platform, state.fixed.trees if state.fixed else state.trees, run.length_s, k)
+            for k in sorted({k for k in CURVE_POINTS if k <= operations} | {operations})]
+    report["operations"] = [{"operations": r.operations, "periods": r.periods, "time_s": float(r.time_s),
+                             "throughput_per_s": float(r.throughput),
+                             "of_rho": float(r.throughput / state.throughput)} for r in runs]
+    return report
+
+
+def print_report(state, report: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    series = state.series
+    rho = state.throughput
+    word = series.operations_word
+    t = Table("quantity", "value", title=f"series of {word} on {state.platform.name}")
+    t.add_row("participants", f"{len(series.participants)}" + (f", {'source' if series.kind == 'scatter' else 'target'} "
+                                                             f"{series.root}" if series.root else ""))
+    t.add_row("ρ (optimal, proven)", f"{rho} {word}/s = {float(rho):.6g} {word}/s")
+    t.add_row("period T", f"{state.period.length_s} s, {state.period.operations} {word}")
+    t.add_row("weighted trees", f"{len(state.trees)}")
+    d = state.decomposition
+    t.add_row("matchings", f"{len(d.matchings)}, {float(d.length_s):.6g} s"
+              + (f" over {d.repeat} periods" if d.repeat > 1 else ""))
+    if state.fixed is not None:
+        f = state.fixed
+        t.add_row("fixed period", f"{f.length_s} s, {f.operations} {word}: {float(f.throughput):.6g}/s, "
+                  f"{float(f.throughput / rho):.1%} of ρ (loss ≤ {float(f.bound):.3g}/s)")
+    b = report["baseline"]
+    t.add_row(b["name"], f"{float(Fraction(b['throughput_per_s'])):.6g} {word}/s; ρ is {b['gain']:.2f}×")
+    times = report["times_s"]
+    t.add_row("time", ", ".join(f"{k} {v:.3f} s" for k, v in times.items()))
+    out.print(t)
+    k = Table("K", "periods", "time", f"{word}/s", "of ρ", title=f"K {word} with the periodic schedule "
+              "(fill and drain included)")
+    for row in report["operations"]:
+        k.add_row(f"{row['operations']:,}", f"{row['periods']:,}", f"{row['time_s']:.6g} s",
+                  f"{row['throughput_per_s']:.6g}", f"{row['of_rho']:.1%}")
+    out.print(k)
+
+
+def cmd_steady(args: argparse.Namespace) -> int:
+    from ..steady import solve_steady
+    from ..steady.baselines import baseline_trees, period_of_trees
+    from ..steady.platform import resolve_platform
+
+    platform = resolve_platform(args.topology)
+    series = series_of(args, platform)
+    if args.operations < 1:
+        raise InputError(f"--operations: at least 1, got {args.operations}")
+    err.print(f"solving the series of {series.operations_word} on {platform!r} …")
+    state = solve_steady(platform, series, args.fixed_period)
+    baseline = period_of_trees(platform, series, baseline_trees(platform, series))
+    report = report_of(state, baseline, args.operations)
+    if args.output:
+        schedule = state.schedule()
+        schedule.save(args.output)
+        err.print(f"wrote one period ({len(schedule.frames)} frames) to {args.output}")
+    if args.plot:
+        from ..plot import plot_steady
+
+        plot_steady(report, args.plot)
+    if args.json:
+        print_json(report)
+    else:
+        print_report(state, report)
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("steady", help=command_help("steady"), description=__doc__)
+    p.add_argument("operation", choices=OPERATIONS)
+    p.add_argument("--topology", required=True, metavar="PLATFORM|NAME|FILE",
+                   help="a platform (complete, star, chain, tiers, with parameters: 'complete:n=10') or any "
+                        "topology, whose hosts compute at their speed_flops and switches forward")
+    p.add_argument("--source", metavar="NODE", help="the source of a scatter (default: the first host)")
+    p.add_argument("--target", metavar="NODE", help="the target of a reduce (default: the first participant)")
+    p.add_argument("--participants", metavar="A,B,...",
+                   help="the targets, the nodes of the all-to-all, or the values of the reduce in the operator's "
+                        "order (default: every host)")
+    p.add_argument("--message-bytes", type=size_arg, default=size_arg("1MB"), metavar="SIZE",
+                   help="the size of every message (default 1MB)")
+    p.add_argument("--task-flops", type=flops_arg, metavar="WORK", help="the work of one reduction task, e.g. 10Mflop")
+    p.add_argument("--operations", type=int, default=1000, metavar="K",
+                   help="the throughput of K operations, fill and drain included (default 1000)")
+    p.add_argument("--fixed-period", type=fraction_arg, metavar="SECONDS",
+                   help="run a period of this length instead (§4.6): fewer operations, a bounded loss")
+    p.add_argument("--output", metavar="FILE", help="write the period that is run as a schedule file")
+    p.add_argument("--plot", metavar="FILE", help="plot the throughput of K operations against ρ")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_steady)
