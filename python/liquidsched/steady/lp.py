@@ -8,10 +8,13 @@ operations per second. The edge-occupation variables ``s(i → j)`` of the paper
 into the one-port rows, where they appear only as sums.
 
 As printed, the programs let a target send its own messages away and get them back, and count
-them as delivered again: on a three-node chain ``s – a – b`` with targets ``a`` and ``b``, SSSP as
-printed gives 10/11 where 1/2 is the truth (see ``tests/test_steady.py``). A message is never
-forwarded by its final destination nor sent to its origin, so those variables are not created
-(``as_printed=True`` creates them, for that test).
+them as delivered again: on a three-node chain ``s – a – b`` with targets ``a`` and ``b`` (``s → a``
+costing 1, ``a ↔ b`` 1/10), SSSP as printed gives 5 where 1/2 is the truth: ``a`` and ``b`` pass
+their messages back and forth and the source sends nothing (``tests/test_steady.py``). A message is
+never forwarded by its final destination nor sent to its origin, so those variables are not
+created (``as_printed=True`` creates them, for that test). The same holds for the all-to-all
+(``m_{k,l}`` never leaves ``l`` nor enters ``k``) and the reduce (``v[0,N]`` never leaves the
+target, ``v[k,k]`` never returns to its owner).
 """
 
 from __future__ import annotations
