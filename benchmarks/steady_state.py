@@ -13,6 +13,11 @@
    each is checked in the frames simulator to last what the model says.
 3. Speed: SSR on a 30-node platform with 16 participants, solved, made exact and decomposed:
    the time of each stage, the size of the LP and of the period T.
+4. ``--part emulated`` (root): K = 200 reduces and K = 200 scatters on an emulated 7-node
+   heterogeneous platform (``tiers:nodes=7,density=0.75,extra_wan=1,rate_scale=0.04``: five hosts
+   at 0.4–4 MB/s, two routers), run with MPI by the optimal periodic schedule, by the binomial
+   tree or the flat scatter, and by ``MPI_Reduce`` / ``MPI_Scatter``, in one run each; every
+   result checked. The goal is 85 % of ρ for the periodic schedule.
 """
 
 from __future__ import annotations
@@ -89,6 +94,60 @@ def speed(seeds: int = 3) -> list[dict]:
     return rows
 
 
+EMULATED_PLATFORM = dict(nodes=7, density=0.75, extra_wan=1, seed=0, rate_scale=0.04)
+EMULATED_OPERATIONS, EMULATED_BYTES, EMULATED_TASK_FLOP = 200, 32 * 1024, 10**6
+
+
+def emulated(console) -> list[dict]:
+    """The series of reduces and of scatters on the emulated platform (see the module doc)."""
+    from liquidsched import emulate as em
+    from liquidsched.steady.baselines import baseline_trees
+    from liquidsched.steady.execution import periodic_run, run_series
+
+    p = tiers(**EMULATED_PLATFORM)
+    h = p.hosts
+    rows = []
+    for series in (Series("reduce", tuple(h), h[0], EMULATED_BYTES, EMULATED_TASK_FLOP),
+                   Series("scatter", tuple(h[1:]), h[0], EMULATED_BYTES)):
+        state = solve_steady(p, series)
+        base = period_of_trees(p, series, baseline_trees(p, series))
+        runs = [periodic_run("periodic schedule", state.trees, state.period, state.decomposition),
+                periodic_run("binomial tree" if series.kind == "reduce" else "flat scatter",
+                             baseline_trees(p, series), base, decompose(p, base.edge_bytes(series)))]
+        console.print(f"{series.kind}: ρ = {state.throughput} = {float(state.throughput):.4g}/s, "
+                      f"baseline {float(base.throughput):.4g}/s; running {EMULATED_OPERATIONS} on the emulated platform …")
+        with em.Emulation(p.network(), "lsbench") as plan:
+            raw = run_series(p, series, runs, EMULATED_OPERATIONS, plan.namespace)
+            drops = sum(em.queue_drops(plan).values())
+        for name, r in raw["runs"].items():
+            rows.append({"operation": series.kind, "schedule": name, "time_s": r["time_s"],
+                         "throughput_per_s": EMULATED_OPERATIONS / r["time_s"],
+                         "of_rho": EMULATED_OPERATIONS / r["time_s"] / float(state.throughput),
+                         "rho_per_s": float(state.throughput), "model_time_s": r.get("model_time_s"),
+                         "checked_right": r["checked_right"], "expected": r["expected"],
+                         "queue_drops": drops, "mpi_library": raw["mpi_library"]})
+    return rows
+
+
+def plot_emulated(rows: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, kind in zip(axes, ("reduce", "scatter")):
+        mine = [r for r in rows if r["operation"] == kind]
+        ax.bar([r["schedule"] for r in mine], [r["of_rho"] for r in mine], color=["tab:blue", "tab:orange", "tab:gray"])
+        ax.axhline(1.0, color="k", linestyle="--", label="ρ")
+        ax.axhline(0.85, color="tab:green", linestyle=":", label="goal 85 %")
+        ax.set_ylabel("measured throughput / ρ")
+        ax.set_title(f"{EMULATED_OPERATIONS} {kind}s, emulated 7-node platform")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def plot(report: dict, path: str) -> None:
     import matplotlib
 
@@ -119,8 +178,32 @@ def main() -> None:
 
     parser = benchmark_parser(__doc__)
     parser.add_argument("--platforms", type=int, default=200, help="random platforms for Fig. 12 (default 200)")
+    parser.add_argument("--part", choices=("model", "emulated", "all"), default="model",
+                        help="model: items 1–3; emulated: item 4 (root); all: both (default model)")
     args = parser.parse_args()
     console = Console(width=150)
+    report: dict = {"benchmark": "steady_state"}
+    if args.part in ("model", "all"):
+        report.update(model_part(args, console))
+    if args.part in ("emulated", "all"):
+        rows = emulated(console)
+        t = Table("operation", "schedule", "time", "ops/s", "of ρ", "model time", "results right",
+                  title=f"{EMULATED_OPERATIONS} operations on the emulated platform tiers:"
+                        + ",".join(f"{k}={v}" for k, v in EMULATED_PLATFORM.items()))
+        for r in rows:
+            t.add_row(r["operation"], r["schedule"], f"{r['time_s']:.2f} s", f"{r['throughput_per_s']:.3g}",
+                      f"{r['of_rho']:.1%}", f"{r['model_time_s']:.2f} s" if r["model_time_s"] else "—",
+                      f"{r['checked_right']} of {r['expected']}")
+        console.print(t)
+        report["emulated"] = rows
+        if args.plot:
+            plot_emulated(rows, args.plot.replace(".png", "-emulated.png"))
+    write_document(report, args.output)
+    if args.plot and "fig13" in report:
+        plot(report, args.plot)
+
+
+def model_part(args, console) -> dict:
     f13 = fig13()
     t = Table("task (Mflop)", "ρ (reduces/s)", "binomial (reduces/s)", "gain", title="Fig. 13 setting: "
               "complete graph of 10 nodes, 100 MB/s, 100 Mflop/s, 100 MB values")
@@ -154,10 +237,7 @@ def main() -> None:
                   f"{tm['lp']:.2f} s", f"{tm['exact']:.2f} s", f"{tm['trees']:.3f} s", f"{tm['decomposition']:.3f} s",
                   r["period_s"], str(r["matchings"]))
     console.print(t)
-    report = {"benchmark": "steady_state", "fig13": f13, "fig12": f12, "speed": sp}
-    write_document(report, args.output)
-    if args.plot:
-        plot(report, args.plot)
+    return {"fig13": f13, "fig12": f12, "speed": sp}
 
 
 if __name__ == "__main__":

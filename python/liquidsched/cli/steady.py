@@ -123,6 +123,52 @@ def print_report(state, report: dict[str, Any]) -> None:
     out.print(k)
 
 
+def run_report(state, baseline, args: argparse.Namespace) -> dict[str, Any]:
+    """Run K operations by the optimal schedule, the baseline's and the MPI collective, on the
+    emulated platform (``--emulate``/``--prefix``) or here."""
+    from ..steady.baselines import baseline_trees
+    from ..steady.execution import check_runnable, periodic_run, run_series
+    from ..steady.period import decompose
+    from .emulation import emulated_hosts
+
+    platform, series = state.platform, state.series
+    check_runnable(platform, series)
+    trees = state.fixed.trees if state.fixed else state.trees
+    runs = [periodic_run("steady state", trees, state.run_period, state.decomposition),
+            periodic_run(report_name(series), baseline_trees(platform, series), baseline,
+                         decompose(platform, baseline.edge_bytes(series)))]
+    network = platform.network()
+    with emulated_hosts(network, args.emulate, args.prefix) as namespaces:
+        where = "emulated platform" if namespaces is not None else "this machine (not the platform: times not comparable)"
+        err.print(f"running {args.operations:,} {series.operations_word} on {where} …")
+        raw = run_series(platform, series, runs, args.operations, namespaces, timeout_s=args.timeout)
+    rho = float(state.throughput)
+    for row in raw["runs"].values():
+        row["throughput_per_s"] = args.operations / row["time_s"]
+        row["of_rho"] = row["throughput_per_s"] / rho
+    raw["where"] = "emulated" if where.startswith("emulated") else "local"
+    return raw
+
+
+def report_name(series) -> str:
+    return "binomial tree" if series.kind == "reduce" else "flat scatter" if series.kind == "scatter" else \
+        "direct all-to-all"
+
+
+def print_run(report: dict[str, Any], word: str) -> None:
+    from rich.table import Table
+
+    run = report["run"]
+    t = Table("schedule", "time", f"{word}/s", "of ρ", "model", "results right",
+              title=f"{report['operations'][-1]['operations']:,} {word}, measured ({run['where']}; "
+                    f"{run['mpi_library']})")
+    for name, row in run["runs"].items():
+        model = f"{row['model_time_s']:.3f} s" if "model_time_s" in row else "—"
+        t.add_row(name, f"{row['time_s']:.3f} s", f"{row['throughput_per_s']:.4g}", f"{row['of_rho']:.1%}", model,
+                  f"{row['checked_right']:,} of {row['expected']:,}")
+    out.print(t)
+
+
 def cmd_steady(args: argparse.Namespace) -> int:
     from ..steady import solve_steady
     from ..steady.baselines import baseline_trees, period_of_trees
@@ -132,10 +178,14 @@ def cmd_steady(args: argparse.Namespace) -> int:
     series = series_of(args, platform)
     if args.operations < 1:
         raise InputError(f"--operations: at least 1, got {args.operations}")
+    if (args.emulate or args.prefix) and not args.execute:
+        raise InputError("--emulate and --prefix apply to --run")
     err.print(f"solving the series of {series.operations_word} on {platform!r} …")
     state = solve_steady(platform, series, args.fixed_period)
     baseline = period_of_trees(platform, series, baseline_trees(platform, series))
     report = report_of(state, baseline, args.operations)
+    if args.execute:
+        report["run"] = run_report(state, baseline, args)
     if args.output:
         schedule = state.schedule()
         schedule.save(args.output)
@@ -148,6 +198,13 @@ def cmd_steady(args: argparse.Namespace) -> int:
         print_json(report)
     else:
         print_report(state, report)
+        if args.execute:
+            print_run(report, series.operations_word)
+    failed = [n for n, r in report.get("run", {}).get("runs", {}).items() if r["checked_right"] != r["expected"]]
+    if failed:
+        from ..execute import ExchangeFailedError
+
+        raise ExchangeFailedError(f"wrong results from {', '.join(failed)} (see the table)")
     return 0
 
 
@@ -171,5 +228,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="run a period of this length instead (§4.6): fewer operations, a bounded loss")
     p.add_argument("--output", metavar="FILE", help="write the period that is run as a schedule file")
     p.add_argument("--plot", metavar="FILE", help="plot the throughput of K operations against ρ")
+    p.add_argument("--run", action="store_true", dest="execute",
+                   help="run K operations with MPI (one rank per node) by the schedule, the baseline and the MPI "
+                        "collective, checking every result")
+    p.add_argument("--emulate", action="store_true", help="run on the platform built as an emulated network (root)")
+    p.add_argument("--prefix", help="run in the emulated platform 'netem up' built with this prefix")
+    p.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="give up a run after S seconds")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_steady)

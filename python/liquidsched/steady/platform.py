@@ -181,13 +181,15 @@ class Platform:
         links: list[Link] = []
         for i, n in enumerate(self.names):
             attached = [self.edges[e].bandwidth_Bps for e in self.out_edges[i] + self.in_edges[i]]
-            # As fast as the fastest edge of the node, so that an edge's own bandwidth limits it.
-            port = float(max(attached)) if attached else 1.0
-            links += [Link(f"{n}>{port_switch(n)}", n, port_switch(n), port, slots=1),
-                      Link(f"{port_switch(n)}>{n}", port_switch(n), n, port, slots=1)]
+            # As fast as all the node's edges together: an edge's own bandwidth limits a transfer,
+            # and on an emulated platform the acknowledgements of the node's other flows, which
+            # cross its ports too, never queue behind it.
+            port = float(sum(attached)) if attached else 1.0
+            links += [Link(f"{n}>{port_switch(n)}", n, port_switch(n), port, slots=1, buffer_packets=PORT_BUFFER),
+                      Link(f"{port_switch(n)}>{n}", port_switch(n), n, port, slots=1, buffer_packets=PORT_BUFFER)]
         for edge in self.edges:
             links.append(Link(edge_link(edge.src, edge.dst), port_switch(edge.src), port_switch(edge.dst),
-                              float(edge.bandwidth_Bps), slots=1))
+                              float(edge.bandwidth_Bps), slots=1, buffer_packets=PORT_BUFFER))
         return Network(nodes, links, name=self.name, description=f"one-port platform {self.name}")
 
     def to_dict(self) -> dict[str, Any]:
@@ -208,6 +210,12 @@ class Platform:
     def __repr__(self) -> str:
         return (f"Platform({self.name!r}, {len(self.processors())} processors, "
                 f"{len(self.names) - len(self.processors())} routers, {len(self.edges)} edges)")
+
+
+#: The buffer of every link of a platform's network, in packets: enough for the bursts of a few
+#: TCP flows at the slow rates an emulated platform runs at (the emulator's default, 20 ms of
+#: traffic, is two or three packets there, and dropped hundreds of them per run).
+PORT_BUFFER = 64
 
 
 def port_switch(node: str) -> str:
@@ -256,14 +264,15 @@ WAN_RATES_MBps = (1, 2, 4, 5, 8, 10)
 SPEEDS_Mflops = (50, 100, 200, 250, 400, 500)
 
 
-def tiers(nodes: int = 30, density: float = 0.5, extra_wan: int = 2, seed: int = 0) -> Platform:
+def tiers(nodes: int = 30, density: float = 0.5, extra_wan: int = 2, seed: int = 0, rate_scale: float = 1.0) -> Platform:
     """A seeded random platform of LAN clusters joined by a WAN, in the spirit of the Tiers
     generator paper 003 used (Calvert, Doar, Zegura 1997).
 
     ``round(density * nodes)`` hosts (processors) sit in LANs, each LAN a star around a LAN router;
     the other routers form the WAN, a random tree plus ``extra_wan`` redundant edges, and each
     LAN router hangs on a random WAN router. Every edge goes both ways. LAN edges run at 10–100
-    MB/s, WAN edges at 1–10 MB/s, processors at 50–500 Mflop/s, each drawn from a few values.
+    MB/s, WAN edges at 1–10 MB/s (both times ``rate_scale``: an emulated platform on one machine
+    needs slower links), processors at 50–500 Mflop/s, each drawn from a few values.
 
     Examples
     --------
@@ -274,6 +283,8 @@ def tiers(nodes: int = 30, density: float = 0.5, extra_wan: int = 2, seed: int =
     _check_count("tiers", nodes, 4)
     if not 0 < density < 1:
         raise TopologyError(f"tiers: density must be between 0 and 1 (exclusive), got {density}")
+    if not rate_scale > 0:
+        raise TopologyError(f"tiers: rate_scale must be positive, got {rate_scale}")
     rng = random.Random(seed)
     hosts = min(nodes - 2, max(1, round(density * nodes)))
     routers = nodes - hosts
@@ -283,7 +294,7 @@ def tiers(nodes: int = 30, density: float = 0.5, extra_wan: int = 2, seed: int =
     lan_names = [f"L{i}" for i in range(lan)]
     host_names = [f"H{i}" for i in range(hosts)]
     edges: list[PlatformEdge] = []
-    mb = Fraction(10**6)
+    mb = Fraction(10**6) * exact(rate_scale)
     for i in range(1, wan):
         edges += _both_ways(wan_names[rng.randrange(i)], wan_names[i], rng.choice(WAN_RATES_MBps) * mb)
     joined = {frozenset((e.src, e.dst)) for e in edges}
@@ -294,7 +305,7 @@ def tiers(nodes: int = 30, density: float = 0.5, extra_wan: int = 2, seed: int =
         edges += _both_ways(name, rng.choice(wan_names), rng.choice(WAN_RATES_MBps) * mb)
     for i, name in enumerate(host_names):
         edges += _both_ways(name, lan_names[i % len(lan_names)] if lan_names else wan_names[i % wan], rng.choice(LAN_RATES_MBps) * mb)
-    nodes_list = [PlatformNode(h, rng.choice(SPEEDS_Mflops) * mb) for h in host_names]
+    nodes_list = [PlatformNode(h, rng.choice(SPEEDS_Mflops) * Fraction(10**6)) for h in host_names]
     nodes_list += [PlatformNode(r) for r in wan_names + lan_names]
     return Platform(nodes_list, edges, f"tiers-{nodes}-{density}-{seed}")
 
