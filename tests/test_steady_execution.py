@@ -108,3 +108,18 @@ def test_cli_steady_run_checks_every_result(capsys):
     assert all(r["checked_right"] == r["expected"] == 5 for r in report["run"]["runs"].values())
     assert main(["steady", "reduce", "--topology", "chain:n=3", "--task-flops", "1", "--emulate"]) == 2
     assert "--emulate and --prefix apply to --run" in capsys.readouterr().err
+
+
+def test_run_executes_a_steady_period_file_byte_exact(capsys, tmp_path):
+    import json
+
+    from liquidsched.cli import main
+
+    period = tmp_path / "period.json"
+    assert main(["steady", "scatter", "--topology", "star:n=4,bandwidth_Bps=1MB/s", "--message-bytes", "4KiB",
+                 "--output", str(period), "--json"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--schedule", str(period), "--modes", "frames,barrier-free", "--repeats", "1",
+                 "--warmup", "0", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["schedule_valid"] and all(m["verified"] for m in report["modes"])
