@@ -7,6 +7,7 @@ operations as K grows. ``--output`` writes one period as a schedule file that ``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from fractions import Fraction
 from typing import Any
 
@@ -81,8 +82,10 @@ def report_of(state, baseline, operations: int) -> dict[str, Any]:
     report["trees_detail"] = [{"weight": t.weight, "tasks": len(t.tasks),
                                **({"message": series.describe_type(t.type)} if t.type is not None else {})}
                               for t in state.trees]
-    run = state.run_period
-    runs = [pipeline(platform, state.fixed.trees if state.fixed else state.trees, run.length_s, k)
+    # The pipeline's depth is found once; only the number of operations changes along the curve.
+    longest = pipeline(platform, state.fixed.trees if state.fixed else state.trees, state.run_period.length_s,
+                       operations)
+    runs = [dataclasses.replace(longest, operations=k)
             for k in sorted({k for k in CURVE_POINTS if k <= operations} | {operations})]
     report["operations"] = [{"operations": r.operations, "periods": r.periods, "time_s": float(r.time_s),
                              "throughput_per_s": float(r.throughput),

@@ -109,26 +109,25 @@ def read_mapping(value: Any, where: str, error: type[Exception]) -> dict:
     return value
 
 
-def read_speed(value: Any, where: str, error: type[Exception]) -> float:
-    """A positive compute speed in flop/s (a number or a string such as ``"100Mflop/s"``)."""
+def _read_positive(parse, what: str, value: Any, where: str, error: type[Exception]) -> float:
+    """``parse(value)``, positive; errors name ``where`` and ``what`` was expected."""
     try:
-        speed = parse_speed(value)
+        number = parse(value)
     except ValueError as e:
         raise error(f"{where}: {e}") from None
-    if speed <= 0:
-        raise error(f"{where}: expected a positive speed in flop/s, got {value!r}")
-    return speed
+    if number <= 0:
+        raise error(f"{where}: expected a positive {what}, got {value!r}")
+    return number
+
+
+def read_speed(value: Any, where: str, error: type[Exception]) -> float:
+    """A positive compute speed in flop/s (a number or a string such as ``"100Mflop/s"``)."""
+    return _read_positive(parse_speed, "speed in flop/s", value, where, error)
 
 
 def read_rate(value: Any, where: str, error: type[Exception]) -> float:
     """A positive rate in bytes/s (a number or a string with a unit such as ``"86MB/s"``)."""
-    try:
-        rate = parse_rate(value)
-    except ValueError as e:
-        raise error(f"{where}: {e}") from None
-    if rate <= 0:
-        raise error(f"{where}: expected a positive rate in bytes/s, got {value!r}")
-    return rate
+    return _read_positive(parse_rate, "rate in bytes/s", value, where, error)
 
 
 def read_latency(value: Any, where: str, error: type[Exception]) -> float:

@@ -13,10 +13,10 @@ from fractions import Fraction
 
 from ..errors import InputError
 from .lp import Cons, Send
-from .period import Period
+from .period import Period, busy_s
 from .platform import Platform
 from .series import REDUCE, SCATTER, Series
-from .trees import Task, WeightedTree, _operations_per_period
+from .trees import Task, WeightedTree, activities_of, operations_per_period
 
 
 def _sends_along(platform: Platform, src: str, dst: str, t) -> list[Task]:
@@ -86,15 +86,9 @@ def baseline_trees(platform: Platform, series: Series) -> list[WeightedTree]:
 def period_of_trees(platform: Platform, series: Series, trees: list[WeightedTree]) -> Period:
     """The shortest period that runs these weighted trees: as long as the busiest port or
     processor needs for them. Its throughput is what the trees achieve in steady state."""
-    sends: dict = {}
-    tasks: dict = {}
-    for tree in trees:
-        for t in tree.tasks:
-            table, key = (sends, (t.edge, t.type)) if isinstance(t, Send) else (tasks, (t.node, t.task))
-            table[key] = table.get(key, 0) + tree.weight
-    operations = _operations_per_period(trees)
-    probe = Period(Fraction(1), Fraction(0), operations, sends, tasks)
-    busiest = max(max(b.values()) for b in probe.busy_s(platform, series).values())
+    sends, tasks = activities_of(trees)
+    operations = operations_per_period(trees)
+    busiest = max(max(b.values()) for b in busy_s(platform, series, sends, tasks).values())
     if busiest == 0:
         raise InputError("the trees do no work")
     return Period(busiest, Fraction(operations) / busiest, operations, sends, tasks)

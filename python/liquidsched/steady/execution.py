@@ -35,7 +35,7 @@ from .lp import Send
 from .period import Decomposition, Period
 from .platform import Platform
 from .series import ALL_TO_ALL, REDUCE, SCATTER, Series
-from .trees import WeightedTree, _operations_per_period, depth, stages
+from .trees import WeightedTree, depth, operations_per_period, stages
 
 #: The reduce's values are 2 × 2 matrices of int64: 32 bytes each.
 MATRIX_BYTES = 32
@@ -53,7 +53,7 @@ class PeriodicRun:
     throughput: Fraction
 
     def operations_per_period(self) -> int:
-        return _operations_per_period(self.trees)
+        return operations_per_period(self.trees)
 
 
 def periodic_run(name: str, trees: list[WeightedTree], period: Period, decomposition: Decomposition) -> PeriodicRun:

@@ -43,22 +43,32 @@ class Period:
 
     def edge_bytes(self, series: Series) -> dict[int, int]:
         """The bytes each edge carries in a period."""
-        out: dict[int, int] = {}
-        for (e, t), count in self.sends.items():
-            out[e] = out.get(e, 0) + count * series.size(t)
-        return out
+        return edge_bytes_of(series, self.sends)
 
     def busy_s(self, platform: Platform, series: Series) -> dict[str, dict[str, Fraction]]:
         """Each node's time sending, receiving and computing in a period."""
-        names = platform.names
-        busy = {n: {"send": Fraction(0), "receive": Fraction(0), "compute": Fraction(0)} for n in names}
-        for e, nbytes in self.edge_bytes(series).items():
-            edge = platform.edges[e]
-            busy[edge.src]["send"] += nbytes * edge.cost_s_per_byte
-            busy[edge.dst]["receive"] += nbytes * edge.cost_s_per_byte
-        for (i, _task), count in self.tasks.items():
-            busy[names[i]]["compute"] += count * series.task_flops / platform.speed(names[i])
-        return busy
+        return busy_s(platform, series, self.sends, self.tasks)
+
+
+def edge_bytes_of(series: Series, sends: dict[tuple[int, Any], int]) -> dict[int, int]:
+    """The bytes each edge carries for these sends."""
+    out: dict[int, int] = {}
+    for (e, t), count in sends.items():
+        out[e] = out.get(e, 0) + count * series.size(t)
+    return out
+
+
+def busy_s(platform: Platform, series: Series, sends: dict, tasks: dict) -> dict[str, dict[str, Fraction]]:
+    """Each node's time sending, receiving and computing for these activities."""
+    names = platform.names
+    busy = {n: {"send": Fraction(0), "receive": Fraction(0), "compute": Fraction(0)} for n in names}
+    for e, nbytes in edge_bytes_of(series, sends).items():
+        edge = platform.edges[e]
+        busy[edge.src]["send"] += nbytes * edge.cost_s_per_byte
+        busy[edge.dst]["receive"] += nbytes * edge.cost_s_per_byte
+    for (i, _task), count in tasks.items():
+        busy[names[i]]["compute"] += count * series.task_flops / platform.speed(names[i])
+    return busy
 
 
 def smallest_period(values: list[Fraction]) -> Fraction:

@@ -13,7 +13,7 @@ from .lp import LinearProgram, build_program, least_busy_program, solve_program
 from .period import Decomposition, Period, decompose, period_of
 from .platform import Platform
 from .series import Series
-from .trees import FixedPeriod, WeightedTree, activities_of, cancel_send_cycles, extract_trees, fixed_period
+from .trees import FixedPeriod, WeightedTree, cancel_send_cycles, extract_trees, fixed_period
 
 
 @dataclass
@@ -43,10 +43,7 @@ class SteadyState:
     @property
     def run_period(self) -> Period:
         """The period that is run: the optimum's, or the fixed one's."""
-        if self.fixed is None:
-            return self.period
-        sends, tasks = activities_of(self.fixed.trees)
-        return Period(self.fixed.length_s, self.fixed.throughput, self.fixed.operations, sends, tasks)
+        return self.period if self.fixed is None else self.fixed.period()
 
     def schedule(self):
         """The run period as a liquidsched Schedule on the platform's network."""
@@ -134,12 +131,8 @@ def solve_steady(platform: Platform, series: Series, fixed_period_s: Fraction | 
     t0 = time.perf_counter()
     trees = extract_trees(platform, series, period)
     times["trees"] = time.perf_counter() - t0
-    fixed = None
-    run = period
-    if fixed_period_s is not None:
-        fixed = fixed_period(trees, period, Fraction(fixed_period_s))
-        sends, tasks = activities_of(fixed.trees)
-        run = Period(fixed.length_s, fixed.throughput, fixed.operations, sends, tasks)
+    fixed = None if fixed_period_s is None else fixed_period(trees, period, Fraction(fixed_period_s))
+    run = period if fixed is None else fixed.period()
     t0 = time.perf_counter()
     decomposition = decompose(platform, run.edge_bytes(series))
     times["decomposition"] = time.perf_counter() - t0

@@ -118,11 +118,16 @@ def extract_trees(platform: Platform, series: Series, period: Period) -> list[We
     return trees
 
 
+def entry_of(t: Task, sends: dict, tasks: dict) -> tuple[dict, tuple]:
+    """Where a task's count is kept: the sends by (edge, type) or the tasks by (node, task)."""
+    return (sends, (t.edge, t.type)) if isinstance(t, Send) else (tasks, (t.node, t.task))
+
+
 def _remove(tree: list[Task], sends: dict, tasks: dict) -> int:
     """Take the tree off the activities as many times as they allow; return that weight."""
-    weight = min(sends[(t.edge, t.type)] if isinstance(t, Send) else tasks[(t.node, t.task)] for t in tree)
+    weight = min(table[key] for table, key in (entry_of(t, sends, tasks) for t in tree))
     for t in tree:
-        table, key = (sends, (t.edge, t.type)) if isinstance(t, Send) else (tasks, (t.node, t.task))
+        table, key = entry_of(t, sends, tasks)
         table[key] -= weight
         if not table[key]:
             del table[key]
@@ -198,7 +203,7 @@ def activities_of(trees: list[WeightedTree]) -> tuple[dict, dict]:
     tasks: dict = {}
     for tree in trees:
         for t in tree.tasks:
-            table, key = (sends, (t.edge, t.type)) if isinstance(t, Send) else (tasks, (t.node, t.task))
+            table, key = entry_of(t, sends, tasks)
             table[key] = table.get(key, 0) + tree.weight
     return sends, tasks
 
@@ -258,13 +263,13 @@ class Pipeline:
 
 def pipeline(platform: Platform, trees: list[WeightedTree], period_s: Fraction, operations: int) -> Pipeline:
     """The schedule of ``operations`` operations with these trees, one period each."""
-    per_period = _operations_per_period(trees)
+    per_period = operations_per_period(trees)
     if per_period == 0:
         raise LiquidschedError("the trees carry no operation in a period")
     return Pipeline(operations, per_period, period_s, depth(platform, trees))
 
 
-def _operations_per_period(trees: list[WeightedTree]) -> int:
+def operations_per_period(trees: list[WeightedTree]) -> int:
     """Operations a period completes: the weights' sum for reduce trees, the smallest per-type
     sum for paths (an operation needs every message type)."""
     if all(t.type is None for t in trees):
@@ -285,6 +290,11 @@ class FixedPeriod:
     operations: int
     throughput: Fraction
     bound: Fraction
+
+    def period(self) -> Period:
+        """This fixed period's activities, as a period to decompose and run."""
+        sends, tasks = activities_of(self.trees)
+        return Period(self.length_s, self.throughput, self.operations, sends, tasks)
 
 
 def fixed_period(trees: list[WeightedTree], period: Period, length_s: Fraction) -> FixedPeriod:
