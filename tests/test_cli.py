@@ -181,6 +181,14 @@ def test_malformed_topology_through_the_cli(case, capsys, tmp_path):
     (["plan", "--topology", "two-switch", "--algorithm", "liquid", "--time-limit", "-1"], "must be non-negative"),
     (["simulate", "--topology", "two-switch"], "give --schedule FILE, or --topology and --algorithm"),
     (["simulate", "--topology", "two-switch", "--algorithm", "dsatur", "--overhead", "-1"], "--overhead: must be non-negative"),
+    (["run", "--topology", "two-switch", "--algorithm", "round-robin", "--launcher", "/nonexistent/mpirun"],
+     "launcher /nonexistent/mpirun: no such file"),
+    (["run", "--topology", "two-switch", "--algorithm", "round-robin", "--launcher", "srun", "--emulate"],
+     "--launcher srun with --emulate or --prefix: srun starts ranks on the allocation's nodes"),
+    (["calibrate", "--topology", "two-switch", "--launcher", "/nonexistent/mpirun"],
+     "launcher /nonexistent/mpirun: no such file"),
+    (["steady", "scatter", "--topology", "star:n=3", "--run", "--launcher", "srun", "--prefix", "x"],
+     "--launcher srun with --emulate or --prefix"),
 ])
 def test_user_errors_are_one_line(capsys, argv, expected):
     try:
@@ -223,3 +231,11 @@ def test_bound_fractional_on_a_five_cycle_of_conflicts(capsys, tmp_path):
     assert data["duration_s"] == 2 and data["fractional_frame_optimum_s"] == pytest.approx(2.5, rel=1e-9)
     code, out, _ = run(capsys, "bound", "--topology", str(topology), "--traffic", str(traffic), "--fractional")
     assert code == 0 and "2500.000 ms (1.2500 × Λ)" in out
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon", "inf"])
+def test_a_timeout_is_a_positive_number_of_seconds(capsys, value):
+    with pytest.raises(SystemExit) as refused:
+        main(["run", "--topology", "two-switch", "--algorithm", "round-robin", "--timeout", value])
+    assert refused.value.code == 2
+    assert f"--timeout: expected a positive number of seconds, got '{value}'" in capsys.readouterr().err

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import random
+import sys
+from pathlib import Path
 
 import pytest
 
 from liquidsched import build_topology, plan
 from liquidsched.errors import InputError
-from liquidsched.execute import MODES, alltoall_mode_env, mpiexec_command, run_exchange
+from liquidsched.execute import (MODES, Launcher, alltoall_mode_env, launch_command, resolve_launcher,
+                                 run_exchange)
 from liquidsched.execute.plan import exchange_plan
 from liquidsched.schedule import Piece, Schedule, ScheduleInfo
 from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all, random_matrix
@@ -86,7 +90,7 @@ def test_barrier_free_order_takes_the_slot_freed_k_messages_before():
 
 
 def test_namespace_command_gives_each_rank_its_namespace():
-    cmd = mpiexec_command(2, "job.json", ["ns-a", "ns-b"], mpiexec="mpiexec")
+    cmd = launch_command(2, "job.json", ["ns-a", "ns-b"], Launcher("mpiexec", "mpiexec"))
     text = " ".join(cmd)
     assert text.count("ip netns exec") == 2 and " : " in text
     assert "ip netns exec ns-a" in text and "ip netns exec ns-b" in text
@@ -154,6 +158,162 @@ def test_alltoall_modes_set_mpichs_control_variables():
                                                     "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM": "brucks"}
     assert alltoall_mode_env("alltoall-scattered-8")["MPIR_CVAR_ALLTOALL_THROTTLE"] == "8"
     assert alltoall_mode_env("alltoall-scattered-x") is None
-    cmd = mpiexec_command(2, "job.json", mpiexec="mpiexec", env=alltoall_mode_env("alltoall-pairwise"))
+    cmd = launch_command(2, "job.json", launcher=Launcher("mpiexec", "mpiexec"), env=alltoall_mode_env("alltoall-pairwise"))
     assert cmd[:7] == ["mpiexec", "-genv", "MPIR_CVAR_DEVICE_COLLECTIVES", "none",
                        "-genv", "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM", "pairwise"]
+
+
+# -- launchers ------------------------------------------------------------------------------------
+
+PY = sys.executable
+WORKER = [PY, "-m", "liquidsched.execute.worker", "job.json"]
+ENV = {"MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM": "brucks"}
+
+
+def test_the_command_of_each_launcher():
+    """Written out by hand: Hydra's mpiexec takes -genv and per-block -env; srun takes -n, its
+    arguments and --export=ALL,K=V; another launcher gets -n and the environment by env(1)."""
+    mpiexec, srun, mpirun = Launcher("mpiexec", "mpiexec"), Launcher("srun", "srun"), Launcher("path", "/o/mpirun")
+    assert launch_command(4, "job.json", launcher=mpiexec, extra_args=["-f", "hosts"], env=ENV) == [
+        "mpiexec", "-f", "hosts", "-genv", "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM", "brucks", "-n", "4", *WORKER]
+    assert launch_command(4, "job.json", launcher=srun, extra_args=["--distribution=arbitrary"], env=ENV) == [
+        "srun", "-n", "4", "--distribution=arbitrary", "--export=ALL,MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=brucks",
+        *WORKER]
+    assert launch_command(4, "job.json", launcher=srun) == ["srun", "-n", "4", *WORKER]
+    assert launch_command(4, "job.json", launcher=mpirun, extra_args=["--hostfile", "h"], env=ENV) == [
+        "/o/mpirun", "--hostfile", "h", "-n", "4", "env", "MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=brucks", *WORKER]
+    assert launch_command(2, "job.json", ["ns-a", "ns-b"], mpirun) == [
+        "/o/mpirun", "-n", "1", "ip", "netns", "exec", "ns-a", "env", "MPIR_CVAR_NOLOCAL=1",
+        "MPIR_CVAR_CH4_NETMOD=ofi", "FI_PROVIDER=tcp", *WORKER, ":",
+        "-n", "1", "ip", "netns", "exec", "ns-b", "env", "MPIR_CVAR_NOLOCAL=1",
+        "MPIR_CVAR_CH4_NETMOD=ofi", "FI_PROVIDER=tcp", *WORKER]
+
+
+def test_srun_refuses_namespaces_and_commas():
+    srun = Launcher("srun", "srun")
+    with pytest.raises(InputError, match="srun starts ranks on the allocation's nodes"):
+        launch_command(2, "job.json", ["ns-a", "ns-b"], srun)
+    with pytest.raises(InputError, match="--export splits at commas"):
+        launch_command(2, "job.json", launcher=srun, env={"K": "a,b"})
+
+
+def test_a_launcher_given_by_path_must_exist_and_be_executable(tmp_path):
+    with pytest.raises(InputError, match=r"^launcher /nonexistent/mpirun: no such file"):
+        resolve_launcher("/nonexistent/mpirun")
+    plain = tmp_path / "mpirun"
+    plain.write_text("#!/bin/sh\n")
+    with pytest.raises(InputError, match="not executable"):
+        resolve_launcher(str(plain))
+    plain.chmod(0o755)
+    assert resolve_launcher(str(plain)) == Launcher("path", str(plain))
+    assert resolve_launcher().kind == "mpiexec"
+
+
+FAKE_SRUN = """#!{python}
+# srun as far as liquidsched uses it: -n N, options, --export=ALL,K=V; the ranks by mpiexec.
+import os, sys
+with open({log!r}, "a") as log:
+    log.write(" ".join(sys.argv[1:]) + "\\n")
+args = sys.argv[1:]
+n, rest = args[args.index("-n") + 1], args[args.index("-n") + 2:]
+genv = []
+while rest[0].startswith("--"):
+    option = rest.pop(0)
+    if option.startswith("--export="):
+        for pair in option.split("=", 1)[1].split(",")[1:]:
+            genv += ["-genv", *pair.split("=", 1)]
+os.execv({mpiexec!r}, [{mpiexec!r}, *genv, "-n", n, *rest])
+"""
+
+
+def test_an_srun_launch_runs_end_to_end(tmp_path, monkeypatch):
+    """A fake srun first on PATH, running mpiexec underneath: every byte arrives, the
+    environment of the MPI_Alltoall algorithm goes through --export, and the run is not said to
+    be local (srun places the ranks)."""
+    from liquidsched.execute import find_mpiexec
+
+    log = tmp_path / "srun.log"
+    fake = tmp_path / "srun"
+    fake.write_text(FAKE_SRUN.format(python=PY, log=str(log), mpiexec=find_mpiexec()))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    net = build_topology("crossbar:n=3")
+    result = run_exchange(plan(net, all_to_all(net, size_bytes=5000), "round-robin"), ["frames", "alltoall-brucks"],
+                          repeats=1, warmup=0, launcher="srun", mpiexec_args=["--distribution=arbitrary"])
+    assert [(m.mode, m.verified) for m in result.modes] == [("frames", True), ("alltoall-brucks", True)]
+    assert result.network == "undeclared"
+    calls = log.read_text().splitlines()
+    assert [c.split(" -m ")[0] for c in calls] == [
+        f"-n 3 --distribution=arbitrary {PY}",
+        f"-n 3 --distribution=arbitrary --export=ALL,MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM=brucks,"
+        f"MPIR_CVAR_DEVICE_COLLECTIVES=none {PY}"]
+
+
+def test_a_launcher_given_by_path_passes_the_environment_through_env():
+    """MPICH's own Hydra given by path, as another launcher would be: the forced algorithm
+    reaches the ranks through env(1)."""
+    from liquidsched.execute import find_mpiexec
+
+    hydra = Path(find_mpiexec()).with_name("mpiexec.hydra")
+    net = build_topology("crossbar:n=3")
+    result = run_exchange(plan(net, all_to_all(net, size_bytes=5000), "round-robin"), ["alltoall-pairwise"],
+                          repeats=1, warmup=0, launcher=str(hydra))
+    assert result.modes[0].verified is True and result.network == "local"
+
+
+SLOW_LAUNCHER = """#!{python}
+# Measures frames, then hangs in alltoallv with a rank of its own still running.
+import json, subprocess, sys, time
+job = json.load(open(sys.argv[-1]))
+json.dump({{"hosts": [], "modes": {{"frames": {{"times_s": [0.5], "verified": True}}}}, "running": "alltoallv"}},
+          open(job["output"], "w"))
+rank = subprocess.Popen(["sleep", "300"])
+open({pid!r}, "w").write(str(rank.pid))
+time.sleep(300)
+"""
+
+
+def slow_launcher(tmp_path) -> tuple[Path, Path]:
+    pid, fake = tmp_path / "rank.pid", tmp_path / "slow-mpirun"
+    fake.write_text(SLOW_LAUNCHER.format(python=PY, pid=str(pid)))
+    fake.chmod(0o755)
+    return fake, pid
+
+
+def test_a_run_past_its_timeout_ends_every_process_and_keeps_what_it_measured(tmp_path):
+    from liquidsched.execute import ExchangeFailedError
+
+    fake, pid = slow_launcher(tmp_path)
+    net = build_topology("crossbar:n=3")
+    with pytest.raises(ExchangeFailedError) as failed:
+        run_exchange(plan(net, all_to_all(net, size_bytes=1000), "round-robin"), ["frames", "alltoallv"],
+                     repeats=1, warmup=0, timeout_s=2, launcher=str(fake))
+    assert str(failed.value) == ("the MPI run failed in mode alltoallv: did not finish within 2 s "
+                                 "(frames measured before)")
+    assert [m.mode for m in failed.value.partial.modes] == ["frames"]
+    assert not running(int(pid.read_text()))  # the launcher's rank was ended with it
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie waiting for a parent to reap it."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_run_timeout_through_the_cli_is_one_line_and_keeps_the_measured_modes(tmp_path, capsys):
+    import json
+
+    from liquidsched.cli import main
+
+    fake, _ = slow_launcher(tmp_path)
+    report = tmp_path / "r.json"
+    assert main(["run", "--topology", "crossbar:n=3", "--traffic", "all-to-all", "--algorithm", "round-robin",
+                 "--modes", "frames,alltoallv", "--launcher", str(fake), "--timeout", "1.5",
+                 "--output", str(report)]) == 2
+    errors = [x for x in capsys.readouterr().err.splitlines() if x.startswith("liquidsched: error:")]
+    assert errors == ["liquidsched: error: the MPI run failed in mode alltoallv: did not finish within 1.5 s "
+                      "(frames measured before)"]
+    assert [m["mode"] for m in json.loads(report.read_text())["modes"]] == ["frames"]

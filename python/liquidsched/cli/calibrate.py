@@ -9,10 +9,12 @@ from typing import Any
 
 from ..errors import InputError
 from .common import command_help, err, out, print_json, size_arg
-from .emulation import emulated_hosts
+from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of
 
 #: The packet of the calibration unless given: the shuffle scheduler's default.
 DEFAULT_PACKET = "64KiB"
+#: How long the ping-pong may take unless told (seconds).
+CALIBRATE_TIMEOUT_S = 300.0
 
 
 def calibration_hosts(net, text: str | None) -> list[str]:
@@ -63,13 +65,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     hosts = calibration_hosts(net, args.hosts)
     if args.repeats < 2:
         raise InputError(f"--repeats: at least 2, got {args.repeats}")
-    mpiexec_args = args.mpiexec_args.split() if args.mpiexec_args else ()
+    launcher, mpiexec_args = launcher_of(args), launcher_args(args)
     with emulated_hosts(net, args.emulate, args.prefix) as namespace:
-        where = "emulated network" if namespace is not None else ("mpiexec's placement" if mpiexec_args else
+        placed = mpiexec_args or launcher.kind == "srun"
+        where = "emulated network" if namespace is not None else ("the launcher's placement" if placed else
                                                                     "this machine (shared memory)")
         err.print(f"ping-pong {hosts[0]} ↔ {hosts[1]} on {where}: {args.packet_bytes:,}-byte packets, "
                   f"{args.repeats} repeats")
-        params, raw = calibrate(hosts, args.packet_bytes, args.repeats, namespace, mpiexec_args)
+        params, raw = calibrate(hosts, args.packet_bytes, args.repeats, namespace, mpiexec_args, args.timeout,
+                                launcher)
     report: dict[str, Any] = {"network": net.name, "hosts": hosts, "where": where, "parameters": params.to_dict(),
                               "round_trip_s": raw["round_trip_s"], "mpi_library": raw["mpi_library"]}
     if args.size is not None:
@@ -108,6 +112,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "the fluid simulator)")
     p.add_argument("--emulate", action="store_true", help="measure on the topology built as an emulated network (root)")
     p.add_argument("--prefix", help="measure in the emulated network 'netem up' built with this prefix")
-    p.add_argument("--mpiexec-args", metavar="'ARGS'", help="further mpiexec arguments, e.g. '-f hostfile'")
+    add_launch_options(p, CALIBRATE_TIMEOUT_S)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_calibrate)

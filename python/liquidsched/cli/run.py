@@ -21,13 +21,13 @@ from typing import Any
 from rich.table import Table
 
 from ..errors import InputError, LiquidschedError
-from ..execute import (DEFAULT_MODES, ExchangeFailedError, ExchangeResult, is_mode, mode_names, predict_mode,
+from ..execute import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ExchangeFailedError, ExchangeResult, is_mode, mode_names, predict_mode,
                        prediction_of_mode, run_exchange)
 from ..io.files import write_document
 from ..schedule import Schedule
 from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
                      print_violations, schedule_from_args)
-from .emulation import emulated_hosts, report_single_flow
+from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of, report_single_flow
 
 #: Modes that execute a scheduler's schedule of their own (paper 002's), built for the same traffic
 #: when ``--algorithm`` is another, with the options given for it.
@@ -103,13 +103,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.on_modelled_network and (args.emulate or args.prefix):
         raise InputError("--on-modelled-network declares a network other than an emulated one; "
                          "it cannot be given with --emulate or --prefix")
+    launcher, mpiexec_args = launcher_of(args), launcher_args(args)
     stepped = any(m in STEPPED_MODES for m in args.modes)
     schedule = schedule_from_args(args, shared=STEPPED_OPTIONS if stepped else ())
     violations = checked_schedule(schedule, args.force, args.schedule or "the schedule")
     mode_schedules = stepped_schedules(args, schedule, args.modes)
-    mpiexec_args = args.mpiexec_args.split() if args.mpiexec_args else ()
     plan = exchange_plan(schedule)
-    if not (args.on_modelled_network or mpiexec_args):
+    if not (args.on_modelled_network or mpiexec_args or launcher.kind == "srun"):
         # Every rank runs here: refuse what cannot fit before building or launching anything.
         check_memory(plan)
     title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
@@ -122,8 +122,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {args.repeats} timed runs each")
         try:
             result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
-                                  mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network, plan=plan,
-                                  mode_schedules=mode_schedules)
+                                  timeout_s=args.timeout, mpiexec_args=mpiexec_args,
+                                  on_modelled_network=args.on_modelled_network, plan=plan,
+                                  mode_schedules=mode_schedules, launcher=launcher)
         except ExchangeFailedError as e:
             if e.partial is not None:
                 report_result(args, e.partial, schedule, title, validity | {"failed": str(e)}, mode_schedules)
@@ -240,10 +241,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="build the schedule's network as an emulated network for this run (root)")
     p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without "
                                     "--emulate, run in the network 'netem up' built with it")
-    p.add_argument("--mpiexec-args", metavar="'ARGS'", help="further mpiexec arguments, e.g. '-f hostfile'")
+    add_launch_options(p, DEFAULT_TIMEOUT_S)
     p.add_argument("--on-modelled-network", action="store_true",
                    help="declare that the ranks run on the modelled network (a cluster, with its host file in "
-                        "--mpiexec-args): only then, or emulated, is the ratio to the liquid throughput shown")
+                        "--launcher-args): only then, or emulated, is the ratio to the liquid throughput shown")
     p.add_argument("--force", action="store_true", help="run a schedule that check finds invalid (the report says so)")
     p.add_argument("--output", metavar="RESULTS.json", help="write the measurements (- for standard output)")
     p.set_defaults(run=cmd_run)

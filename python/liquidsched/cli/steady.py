@@ -125,27 +125,32 @@ def print_report(state, report: dict[str, Any]) -> None:
     out.print(k)
 
 
-def run_report(state, baseline, args: argparse.Namespace) -> dict[str, Any]:
+def run_report(state, baseline, args: argparse.Namespace, launcher) -> dict[str, Any]:
     """Run K operations by the optimal schedule, the baseline's and the MPI collective, on the
-    emulated platform (``--emulate``/``--prefix``) or here."""
+    emulated platform (``--emulate``/``--prefix``) or where ``launcher`` puts the ranks."""
+    from ..execute import network_kind
     from ..steady.baselines import baseline_trees
     from ..steady.execution import check_runnable, periodic_run, run_series
     from ..steady.period import decompose
-    from .emulation import emulated_hosts
+    from .emulation import emulated_hosts, launcher_args
 
     platform, series = state.platform, state.series
     check_runnable(platform, series)
+    extra_args = launcher_args(args)
     trees = state.fixed.trees if state.fixed else state.trees
     runs = [periodic_run("steady state", trees, state.run_period, state.decomposition),
             periodic_run(baseline_name(series), baseline_trees(platform, series), baseline,
                          decompose(platform, baseline.edge_bytes(series)))]
     network = platform.network()
     with emulated_hosts(network, args.emulate, args.prefix) as namespaces:
-        where = "emulated platform" if namespaces is not None else "this machine (not the platform: times not comparable)"
+        kind = network_kind(namespaces, False, extra_args, launcher)
+        where = {"emulated": "emulated platform", "local": "this machine (not the platform: times not comparable)",
+                 "undeclared": "the launcher's placement (not the platform: times not comparable)"}[kind]
         err.print(f"running {args.operations:,} {series.operations_word} on {where} …")
-        raw = run_series(platform, series, runs, args.operations, namespaces, timeout_s=args.timeout)
+        raw = run_series(platform, series, runs, args.operations, namespaces, timeout_s=args.timeout,
+                         launcher=launcher, extra_args=extra_args)
     rho = float(state.throughput)
-    raw["where"] = "emulated" if namespaces is not None else "local"
+    raw["where"] = kind
     for row in raw["runs"].values():
         row["throughput_per_s"] = args.operations / row["time_s"]
         # Only a run on the platform's links can be held to the platform's optimum.
@@ -177,6 +182,7 @@ def cmd_steady(args: argparse.Namespace) -> int:
     from ..steady import solve_steady
     from ..steady.baselines import baseline_trees, period_of_trees
     from ..steady.platform import resolve_platform
+    from .emulation import launcher_of
 
     platform = resolve_platform(args.topology)
     series = series_of(args, platform)
@@ -184,12 +190,14 @@ def cmd_steady(args: argparse.Namespace) -> int:
         raise InputError(f"--operations: at least 1, got {args.operations}")
     if (args.emulate or args.prefix) and not args.execute:
         raise InputError("--emulate and --prefix apply to --run")
+    # The launcher is checked before the solve, which may take a while.
+    launcher = launcher_of(args) if args.execute else None
     err.print(f"solving the series of {series.operations_word} on {platform!r} …")
     state = solve_steady(platform, series, args.fixed_period)
     baseline = period_of_trees(platform, series, baseline_trees(platform, series))
     report = report_of(state, baseline, args.operations)
     if args.execute:
-        report["run"] = run_report(state, baseline, args)
+        report["run"] = run_report(state, baseline, args, launcher)
     if args.output:
         schedule = state.schedule()
         schedule.save(args.output)
@@ -213,6 +221,8 @@ def cmd_steady(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
+    from .emulation import add_launch_options, timeout_arg
+
     p = sub.add_parser("steady", help=command_help("steady"), description=__doc__)
     p.add_argument("operation", choices=OPERATIONS)
     p.add_argument("--topology", required=True, metavar="PLATFORM|NAME|FILE",
@@ -237,6 +247,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "collective, checking every result")
     p.add_argument("--emulate", action="store_true", help="run on the platform built as an emulated network (root)")
     p.add_argument("--prefix", help="run in the emulated platform 'netem up' built with this prefix")
-    p.add_argument("--timeout", type=float, default=1800.0, metavar="S", help="give up a run after S seconds")
+    add_launch_options(p, timeout_s=None)
+    p.add_argument("--timeout", type=timeout_arg, default=1800.0, metavar="S", help="give up a run after S seconds")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_steady)

@@ -1,7 +1,8 @@
 """Execute a schedule with MPI: an alltoallv-like exchange of numpy buffers between ranks.
 
-Ranks are the traffic's hosts in network order, one process each, launched by ``mpiexec`` (the
-``mpich`` wheel's locally; on a cluster, the site's). Modes:
+Ranks are the traffic's hosts in network order, one process each, started by a launcher
+(:func:`launch_command`): ``mpiexec`` (the ``mpich`` wheel's locally; on a cluster, the site's),
+Slurm's ``srun``, or another mpiexec-compatible one given by path. Modes:
 
 * ``frames``: frame by frame, a barrier between frames;
 * ``barrier-free``: a piece starts once the pieces before it on each of its resources have been
@@ -40,8 +41,8 @@ the bytes that cross the network and is compared with the liquid throughput of t
 alone (:func:`network_schedule`); the result says how many self transfers were local copies.
 
 Before launching, a run whose ranks all run here is refused when their buffers cannot fit in
-the available memory (:mod:`.memory`). A run that fails keeps the modes it measured before
-(:class:`ExchangeFailedError`).
+the available memory (:mod:`.memory`). A run that fails, or outlives its timeout (the launcher
+and every rank are then ended), keeps the modes it measured before (:class:`ExchangeFailedError`).
 """
 
 from __future__ import annotations
@@ -50,10 +51,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -93,6 +96,9 @@ def predict_mode(schedule: Schedule, mode: str):
     if policy == "window" and schedule.info.parameters.get("window") is None:
         window = max(1, len(crossing.frames))
     return simulate(crossing, model, policy, window=window)
+
+#: How long a run may take unless told (seconds, every mode included).
+DEFAULT_TIMEOUT_S = 600.0
 
 #: Environment that makes MPICH ranks in different network namespaces talk over TCP.
 NAMESPACE_ENV = {"MPIR_CVAR_NOLOCAL": "1", "MPIR_CVAR_CH4_NETMOD": "ofi", "FI_PROVIDER": "tcp"}
@@ -205,15 +211,18 @@ def network_schedule(schedule: Schedule) -> Schedule | None:
     return Schedule(schedule.network, crossing, [f for f in frames if f], schedule.info)
 
 
-def network_kind(namespaces: Mapping[str, str] | None, declared: bool, mpiexec_args: Sequence[str]) -> str:
+def network_kind(namespaces: Mapping[str, str] | None, declared: bool, mpiexec_args: Sequence[str],
+                 launcher: Launcher | None = None) -> str:
     """The key of :data:`NETWORKS` for a run: ``emulated`` with namespaces, ``declared`` when the
-    user says the ranks run on the modelled network, ``undeclared`` when mpiexec arguments place
-    them without that declaration, ``local`` otherwise."""
+    user says the ranks run on the modelled network, ``undeclared`` when launcher arguments or
+    srun (which runs on a Slurm allocation's nodes) place them without that declaration,
+    ``local`` otherwise."""
     if namespaces is not None:
         return "emulated"
     if declared:
         return "declared"
-    return "undeclared" if mpiexec_args else "local"
+    elsewhere = mpiexec_args or (launcher is not None and launcher.kind == "srun")
+    return "undeclared" if elsewhere else "local"
 
 
 def find_mpiexec() -> str:
@@ -225,32 +234,169 @@ def find_mpiexec() -> str:
     return found
 
 
-def mpiexec_command(ranks: int, job: str, namespaces: Sequence[str] | None = None,
-                    mpiexec: str | None = None, extra_args: Sequence[str] = (),
-                    env: Mapping[str, str] | None = None, program: str = "liquidsched.execute.worker") -> list[str]:
+#: The launchers ``--launcher`` names; anything else is the path (or the name on PATH) of an
+#: mpiexec-compatible launcher.
+LAUNCHERS = ("mpiexec", "srun")
+
+#: Why a run in network namespaces cannot be launched by Slurm.
+SRUN_NAMESPACES = ("srun starts ranks on the allocation's nodes, not in this machine's network namespaces: "
+                   "an emulated network runs under mpiexec (--launcher mpiexec or PATH)")
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """What starts the ranks, and how it passes them their environment.
+
+    ``kind`` is ``mpiexec`` (MPICH's Hydra, the mpich wheel's or the site's: ``-genv`` for every
+    rank, ``-env`` for one MPMD block), ``srun`` (Slurm: ``--export=ALL,K=V``; no network
+    namespaces, the ranks run on the allocation's nodes) or ``path`` (another mpiexec-compatible
+    launcher, e.g. Open MPI's ``mpirun``: ``-n`` and MPMD ``:`` blocks only, the environment set
+    by ``env K=V`` in front of the program, which every launcher passes through unchanged).
+    ``program`` is the executable.
+    """
+
+    kind: str
+    program: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"kind": self.kind, "program": self.program}
+
+
+def resolve_launcher(name: str | None = None) -> Launcher:
+    """The launcher ``name`` denotes: ``mpiexec`` (the default: :func:`find_mpiexec`), ``srun``
+    (found on PATH), or the path of an mpiexec-compatible launcher (a bare name is looked up on
+    PATH).
+
+    Raises
+    ------
+    InputError
+        when a launcher given by path does not exist or is not executable.
+    BackendError
+        when ``mpiexec`` or ``srun`` is not found.
+    """
+    if name is None or name == "mpiexec":
+        return Launcher("mpiexec", find_mpiexec())
+    if name == "srun":
+        found = shutil.which("srun")
+        if found is None:
+            raise BackendError("srun not found on PATH: --launcher srun runs where Slurm is installed")
+        return Launcher("srun", found)
+    path = Path(name).expanduser() if "/" in name else Path(shutil.which(name) or name)
+    if not path.is_file():
+        raise InputError(f"launcher {name}: no such file (expected mpiexec, srun or the path of an "
+                         "mpiexec-compatible launcher)")
+    if not os.access(path, os.X_OK):
+        raise InputError(f"launcher {name}: not executable")
+    return Launcher("path", str(path))
+
+
+def launch_command(ranks: int, job: str, namespaces: Sequence[str] | None = None,
+                   launcher: Launcher | str | None = None, extra_args: Sequence[str] = (),
+                   env: Mapping[str, str] | None = None,
+                   program: str = "liquidsched.execute.worker") -> list[str]:
     """The command that starts one ``program`` (a module run with ``python -m``, given the job
-    file) per rank; with ``namespaces``, rank ``r`` runs inside network namespace
-    ``namespaces[r]`` (MPMD form, one ``-n 1`` block per rank). ``extra_args`` go to ``mpiexec``
-    first (a host file on a cluster); ``env`` is set for every rank."""
-    mpiexec = mpiexec or find_mpiexec()
-    worker = [sys.executable, "-m", program, job]
-    genv = [arg for k, v in (env or {}).items() for arg in ("-genv", k, v)]
-    if namespaces is None:
-        return [mpiexec, *extra_args, *genv, "-n", str(ranks), *worker]
-    if len(namespaces) != ranks:
+    file) per rank under ``launcher`` (a :class:`Launcher`, or a name for
+    :func:`resolve_launcher`).
+
+    With ``namespaces``, rank ``r`` runs inside network namespace ``namespaces[r]`` (MPMD form,
+    one ``-n 1`` block per rank, each told to talk TCP: :data:`NAMESPACE_ENV`); srun refuses
+    them. ``extra_args`` go to the launcher before the ranks (a host file on a cluster, srun's
+    ``--distribution=arbitrary``); ``env`` is set for every rank.
+
+    Raises
+    ------
+    InputError
+        namespaces with srun, a namespace count other than ``ranks``, or an environment value
+        srun cannot pass (a comma).
+    """
+    if not isinstance(launcher, Launcher):
+        launcher = resolve_launcher(launcher)
+    env = dict(env or {})
+    if namespaces is not None and len(namespaces) != ranks:
         raise InputError(f"{ranks} ranks but {len(namespaces)} namespaces")
-    cmd = [mpiexec, *extra_args, *genv]
-    for r, ns in enumerate(namespaces):
-        env = [arg for k, v in NAMESPACE_ENV.items() for arg in ("-env", k, v)]
-        cmd += [*([":"] if r else []), "-n", "1", *env, "ip", "netns", "exec", ns, *worker]
+    worker = [sys.executable, "-m", program, job]
+    if launcher.kind == "srun":
+        return [launcher.program, "-n", str(ranks), *extra_args, *_srun_export(env, namespaces), *worker]
+    if launcher.kind == "mpiexec":
+        head = [launcher.program, *extra_args, *(a for k, v in env.items() for a in ("-genv", k, v))]
+        if namespaces is None:
+            return [*head, "-n", str(ranks), *worker]
+        block_env = [a for k, v in NAMESPACE_ENV.items() for a in ("-env", k, v)]
+        return head + _mpmd_blocks([[*block_env, "ip", "netns", "exec", ns, *worker] for ns in namespaces])
+    if namespaces is None:
+        return [launcher.program, *extra_args, "-n", str(ranks), *_env_prefix(env), *worker]
+    return [launcher.program, *extra_args] + _mpmd_blocks(
+        [["ip", "netns", "exec", ns, *_env_prefix(env | NAMESPACE_ENV), *worker] for ns in namespaces])
+
+
+def _mpmd_blocks(blocks: Sequence[list[str]]) -> list[str]:
+    """One ``-n 1`` block per rank, separated by ``:``."""
+    cmd: list[str] = []
+    for r, block in enumerate(blocks):
+        cmd += [*([":"] if r else []), "-n", "1", *block]
     return cmd
+
+
+def _env_prefix(env: Mapping[str, str]) -> list[str]:
+    """``env K=V … `` in front of a program: the one way to set a rank's environment that every
+    launcher passes through."""
+    return ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+
+
+def _srun_export(env: Mapping[str, str], namespaces: Sequence[str] | None) -> list[str]:
+    """srun's ``--export=ALL,K=V,…`` (none when there is nothing to add to the environment)."""
+    if namespaces is not None:
+        raise InputError(SRUN_NAMESPACES)
+    commas = [k for k, v in env.items() if "," in v]
+    if commas:
+        raise InputError(f"srun cannot pass {commas[0]}={env[commas[0]]!r} to the ranks: --export splits at commas")
+    return [f"--export={','.join(['ALL', *(f'{k}={v}' for k, v in env.items())])}"] if env else []
+
+
+def run_launched(cmd: Sequence[str], timeout_s: float) -> subprocess.CompletedProcess:
+    """Run a launch command to its end and return what it printed.
+
+    The launcher runs in a session of its own so that, when it outlives ``timeout_s`` or this
+    process is interrupted, every process it started (its proxies, the ranks) is ended with it,
+    not only the launcher; its standard input is closed, as nothing reads it.
+
+    Raises
+    ------
+    subprocess.TimeoutExpired
+        when the command did not finish within ``timeout_s`` (it has been ended).
+    """
+    proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        _end_session(proc)
+        raise
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, stdout, stderr)
+
+
+def _end_session(proc: subprocess.Popen) -> None:
+    """End ``proc``'s process group: SIGTERM, then SIGKILL to what is left a few seconds later."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.communicate(timeout=3.0)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+    proc.kill()
+    proc.wait()
 
 
 def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repeats: int = 5, warmup: int = 1,
                  verify: bool = True, namespaces: Mapping[str, str] | None = None, seed: int = 0,
-                 timeout_s: float = 600.0, mpiexec_args: Sequence[str] = (),
+                 timeout_s: float = DEFAULT_TIMEOUT_S, mpiexec_args: Sequence[str] = (),
                  on_modelled_network: bool = False, plan: ExchangePlan | None = None,
-                 mode_schedules: Mapping[str, Schedule] | None = None) -> ExchangeResult:
+                 mode_schedules: Mapping[str, Schedule] | None = None,
+                 launcher: Launcher | str | None = None) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
     Parameters
@@ -264,9 +410,13 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
     namespaces
         The network namespace of each host (an emulated network's): each rank runs in its
         host's.
+    timeout_s
+        The whole run's limit, every mode and launch included: past it the launcher and its
+        ranks are ended, and the modes measured before are kept (:class:`ExchangeFailedError`).
     mpiexec_args
-        Further ``mpiexec`` arguments (on a cluster, its host file: rank ``r`` must land on the
-        machine that plays host ``r``, the traffic's hosts being taken in network order).
+        Further launcher arguments (on a cluster, its host file: rank ``r`` must land on the
+        machine that plays host ``r``, the traffic's hosts being taken in network order, as
+        ``liquidsched hostfile`` writes them).
     on_modelled_network
         The user's declaration that the ranks run on the modelled network (without namespaces):
         the result then compares with the model's bound (``network`` ``declared``).
@@ -275,12 +425,14 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
     mode_schedules
         The schedule a mode executes instead of ``schedule`` (same network and traffic): the
         shuffle scheduler's for ``shuffle``, say.
+    launcher
+        What starts the ranks (:func:`resolve_launcher`; default the mpich wheel's mpiexec).
 
     Raises
     ------
     InsufficientMemoryError
-        when every rank runs here (no ``mpiexec_args``, nothing declared) and their buffers do
-        not fit in the available memory; checked before launching.
+        when every rank runs here (no ``mpiexec_args``, not srun, nothing declared) and their
+        buffers do not fit in the available memory; checked before launching.
     ExchangeFailedError
         if the run fails: one line naming what failed, and the modes measured before.
     BackendError
@@ -293,6 +445,11 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         raise InputError(f"need repeats >= 1 and warmup >= 0, got {repeats}, {warmup}")
     if namespaces is not None and on_modelled_network:
         raise InputError("an emulated run is on the emulated network, not declared to be on the modelled one")
+    if not timeout_s > 0:
+        raise InputError(f"the timeout must be a positive number of seconds, got {timeout_s}")
+    launcher = launcher if isinstance(launcher, Launcher) else resolve_launcher(launcher)
+    if launcher.kind == "srun" and namespaces is not None:
+        raise InputError(SRUN_NAMESPACES)
     plan = plan or exchange_plan(schedule)
     if plan.size < 2:
         raise InputError("an exchange needs at least two hosts")
@@ -303,9 +460,10 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
     if any(alltoall_mode_env(m) is not None for m in modes) and plan.block_bytes() is None:
         raise InputError("the MPI_Alltoall modes need an all-to-all of equal messages (every host the same bytes "
                          "to every other); this traffic is not one: use alltoallv")
-    network = network_kind(namespaces, on_modelled_network, mpiexec_args)
+    network = network_kind(namespaces, on_modelled_network, mpiexec_args, launcher)
     if network in ("local", "emulated"):
         check_memory(plan)
+    deadline = time.monotonic() + timeout_s
     measured: dict[str, Any] = {}
     raw: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="liquidsched-run-") as tmp:
@@ -317,9 +475,9 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
             job_path, out_path = Path(tmp) / f"job{k}.json", Path(tmp) / f"out{k}.json"
             job_path.write_text(json.dumps({"runs": runs, "repeats": repeats, "warmup": warmup, "verify": verify,
                                             "seed": seed, "output": str(out_path)}), encoding="utf-8")
-            cmd = mpiexec_command(plan.size, str(job_path), ranks, extra_args=mpiexec_args, env=env)
+            cmd = launch_command(plan.size, str(job_path), ranks, launcher, extra_args=mpiexec_args, env=env)
             try:
-                done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+                done = run_launched(cmd, max(deadline - time.monotonic(), 0.0))
                 failure = None if done.returncode == 0 else failure_line(done.stderr + done.stdout, done.returncode)
             except subprocess.TimeoutExpired:
                 failure = f"did not finish within {timeout_s:g} s"
@@ -366,16 +524,18 @@ def _launches(modes: Sequence[str]) -> list[tuple[dict[str, str], list[str]]]:
 
 def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
               namespaces: Mapping[str, str] | None = None, mpiexec_args: Sequence[str] = (),
-              timeout_s: float = 300.0) -> tuple[CostParameters, dict[str, Any]]:
+              timeout_s: float = 300.0,
+              launcher: Launcher | str | None = None) -> tuple[CostParameters, dict[str, Any]]:
     """Paper 002's cost parameters between two hosts, measured by ping-pong
-    (:mod:`.pingpong`), and the raw measurements (with the round trip and the MPI library).
+    (:mod:`.pingpong`), and the raw measurements (with the round trip and the MPI library),
+    the two ranks started by ``launcher`` (:func:`resolve_launcher`).
 
     Raises
     ------
     InputError
         unless two distinct hosts are given, a packet of at least one byte and two repeats.
     ExchangeFailedError
-        if the MPI run fails.
+        if the MPI run fails or outlives ``timeout_s``.
     """
     if len(hosts) != 2 or hosts[0] == hosts[1]:
         raise InputError(f"calibration runs between two distinct hosts, got {list(hosts)}")
@@ -387,9 +547,10 @@ def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
         job.write_text(json.dumps({"packet_bytes": packet_bytes, "repeats": repeats, "output": str(result)}),
                        encoding="utf-8")
         ranks = None if namespaces is None else [namespaces[h] for h in hosts]
-        cmd = mpiexec_command(2, str(job), ranks, extra_args=mpiexec_args, program="liquidsched.execute.pingpong")
+        cmd = launch_command(2, str(job), ranks, launcher, extra_args=mpiexec_args,
+                             program="liquidsched.execute.pingpong")
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+            done = run_launched(cmd, timeout_s)
         except subprocess.TimeoutExpired:
             raise ExchangeFailedError(f"the calibration did not finish within {timeout_s:g} s") from None
         if done.returncode != 0 or not result.exists():
@@ -457,7 +618,8 @@ def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str,
 
 
 __all__ = ["ALLTOALL_ALGORITHMS", "COMPARABLE_NETWORKS", "DEFAULT_MODES", "MODES", "NAMESPACE_ENV", "NETWORKS",
-           "PREDICTION_OF_MODE", "ExchangeFailedError", "ExchangeResult", "InsufficientMemoryError", "MemoryEstimate",
-           "ModeResult", "alltoall_mode_env", "calibrate", "check_memory", "exchange_plan", "failure_line",
-           "find_mpiexec", "is_mode", "memory_estimate", "mode_names", "mpiexec_command", "network_kind",
-           "network_schedule", "predict_mode", "prediction_of_mode", "run_exchange"]
+           "PREDICTION_OF_MODE", "DEFAULT_TIMEOUT_S", "LAUNCHERS", "ExchangeFailedError", "ExchangeResult",
+           "InsufficientMemoryError", "Launcher", "MemoryEstimate", "ModeResult", "alltoall_mode_env", "calibrate",
+           "check_memory", "exchange_plan", "failure_line", "find_mpiexec", "is_mode", "launch_command",
+           "memory_estimate", "mode_names", "network_kind", "network_schedule", "predict_mode", "prediction_of_mode",
+           "resolve_launcher", "run_exchange", "run_launched"]

@@ -126,10 +126,13 @@ def expected_time_s(run: PeriodicRun, platform: Platform, operations: int) -> Fr
 
 def run_series(platform: Platform, series: Series, runs: Sequence[PeriodicRun], operations: int,
                namespaces: Mapping[str, str] | None = None, mpi_collective: bool = True, seed: int = 0,
-               timeout_s: float = 1800.0) -> dict[str, Any]:
+               timeout_s: float = 1800.0, launcher: Any = None,
+               extra_args: Sequence[str] = ()) -> dict[str, Any]:
     """Run ``operations`` operations of ``series`` by each of ``runs`` (and by the MPI
-    collective) with one rank per platform node; every result is checked. Returns, per
-    schedule, the measured time and throughput, the results checked and the model's time.
+    collective) with one rank per platform node, started by ``launcher`` (a
+    :class:`~liquidsched.execute.Launcher` or a name; default mpiexec, given ``extra_args``);
+    every result is checked. Returns, per schedule, the measured time and throughput, the results checked and
+    the model's time.
 
     Raises
     ------
@@ -138,7 +141,7 @@ def run_series(platform: Platform, series: Series, runs: Sequence[PeriodicRun], 
     ExchangeFailedError
         The MPI run failed or timed out.
     """
-    from ..execute import ExchangeFailedError, failure_line, mpiexec_command
+    from ..execute import ExchangeFailedError, failure_line, launch_command, run_launched
 
     check_runnable(platform, series)
     if operations < 1:
@@ -154,9 +157,10 @@ def run_series(platform: Platform, series: Series, runs: Sequence[PeriodicRun], 
         job["output"] = str(result_file)
         job_file.write_text(json.dumps(job), encoding="utf-8")
         spaces = None if namespaces is None else [namespaces[n] for n in platform.names]
-        cmd = mpiexec_command(len(platform.names), str(job_file), spaces, program="liquidsched.execute.steady_worker")
+        cmd = launch_command(len(platform.names), str(job_file), spaces, launcher, extra_args,
+                             program="liquidsched.execute.steady_worker")
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+            done = run_launched(cmd, timeout_s)
         except subprocess.TimeoutExpired:
             raise ExchangeFailedError(f"the series did not finish within {timeout_s:g} s") from None
         if done.returncode != 0 or not result_file.exists():
