@@ -4,6 +4,7 @@
 //! [`CoreError`] to Python exceptions. One module per algorithm family.
 
 pub mod coloring;
+pub mod exchange;
 pub mod error;
 pub mod kpbs;
 pub mod liquid;

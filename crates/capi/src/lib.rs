@@ -1,0 +1,204 @@
+//! C interface of the liquidsched core, for programs that cannot reach the Python package: the
+//! MPI interposition library (`pmpi/`) plans `MPI_Alltoall` and `MPI_Alltoallv` through it.
+//!
+//! The header is `include/liquidsched.h`. Every function catches panics and reports errors as a
+//! return code with a message in the caller's buffer; nothing unwinds into C.
+
+pub mod fabric;
+pub mod plan;
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use liquidsched_core::exchange::Planner;
+
+use crate::fabric::{parse_fabric, Fabric};
+use crate::plan::{plan_ranks, RankPlan};
+
+/// Copy `message` into the caller's buffer, cut to fit, always NUL-terminated.
+fn write_error(message: &str, error: *mut c_char, error_len: usize) {
+    if error.is_null() || error_len == 0 {
+        return;
+    }
+    let bytes = message.as_bytes();
+    let n = bytes.len().min(error_len - 1);
+    // SAFETY: the caller gives a writable buffer of error_len bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), error as *mut u8, n);
+        *error.add(n) = 0;
+    }
+}
+
+fn guarded<T>(error: *mut c_char, error_len: usize, failed: T, body: impl FnOnce() -> Result<T, String>) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(message)) => {
+            write_error(&message, error, error_len);
+            failed
+        }
+        Err(_) => {
+            write_error("internal error in the liquidsched core (a bug: please report it)", error, error_len);
+            failed
+        }
+    }
+}
+
+/// Read the fabric file at `path`; NULL with a message naming the file and line on error.
+///
+/// # Safety
+/// `path` is a NUL-terminated string; `error` a writable buffer of `error_len` bytes (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ls_fabric_load(path: *const c_char, error: *mut c_char, error_len: usize) -> *mut Fabric {
+    guarded(error, error_len, std::ptr::null_mut(), || {
+        if path.is_null() {
+            return Err("no fabric file given".into());
+        }
+        let path = CStr::from_ptr(path).to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: cannot be read ({e})"))?;
+        let fabric = parse_fabric(&text).map_err(|e| format!("{path}: {e}"))?;
+        Ok(Box::into_raw(Box::new(fabric)))
+    })
+}
+
+/// Free a fabric from [`ls_fabric_load`].
+///
+/// # Safety
+/// `fabric` comes from `ls_fabric_load` and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn ls_fabric_free(fabric: *mut Fabric) {
+    if !fabric.is_null() {
+        drop(Box::from_raw(fabric));
+    }
+}
+
+/// How many world ranks the fabric maps to hosts.
+///
+/// # Safety
+/// `fabric` comes from `ls_fabric_load`.
+#[no_mangle]
+pub unsafe extern "C" fn ls_fabric_ranks(fabric: *const Fabric) -> i32 {
+    fabric.as_ref().map_or(0, |f| f.host_of_rank.len() as i32)
+}
+
+/// A planned exchange as C sees it (see the header).
+#[repr(C)]
+pub struct LsPlan {
+    pub frames: u32,
+    pub frame_start: *const u32,
+    pub src: *const u32,
+    pub dst: *const u32,
+    pub bytes: *const u64,
+    pub locals: u32,
+    pub local_src: *const u32,
+    pub local_dst: *const u32,
+    pub local_bytes: *const u64,
+    pub planner: i32,
+    pub lower_bound_frames: u32,
+    pub proven: i32,
+    pub bound_s: f64,
+    pub model_s: f64,
+    pub owner: *mut c_void,
+}
+
+/// The arrays an [`LsPlan`] points into.
+struct PlanArrays {
+    frame_start: Vec<u32>,
+    src: Vec<u32>,
+    dst: Vec<u32>,
+    bytes: Vec<u64>,
+    local_src: Vec<u32>,
+    local_dst: Vec<u32>,
+    local_bytes: Vec<u64>,
+}
+
+fn arrays_of(plan: &RankPlan) -> PlanArrays {
+    let mut a = PlanArrays {
+        frame_start: vec![0],
+        src: Vec::new(),
+        dst: Vec::new(),
+        bytes: Vec::new(),
+        local_src: Vec::new(),
+        local_dst: Vec::new(),
+        local_bytes: Vec::new(),
+    };
+    for frame in &plan.frames {
+        for &(s, d, b) in frame {
+            a.src.push(s);
+            a.dst.push(d);
+            a.bytes.push(b);
+        }
+        a.frame_start.push(a.src.len() as u32);
+    }
+    for &(s, d, b) in &plan.local {
+        a.local_src.push(s);
+        a.local_dst.push(d);
+        a.local_bytes.push(b);
+    }
+    a
+}
+
+/// Plan the exchange of `bytes[i * n + j]` bytes from rank `i` to rank `j` of a communicator
+/// of `n` ranks, rank `i` being world rank `world_rank[i]`, with at most `time_limit_s`
+/// seconds of search. 0 on success (free `out` with [`ls_plan_free`]), -1 with a message.
+///
+/// # Safety
+/// `fabric` comes from `ls_fabric_load`; `world_rank` has `n` entries, `bytes` `n * n`; `out`
+/// is writable; `error` a writable buffer of `error_len` bytes (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ls_plan_ranks(
+    fabric: *const Fabric,
+    n: u32,
+    world_rank: *const i32,
+    bytes: *const u64,
+    time_limit_s: f64,
+    out: *mut LsPlan,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int {
+    guarded(error, error_len, -1, || {
+        let fabric = fabric.as_ref().ok_or("no fabric")?;
+        if out.is_null() || world_rank.is_null() || (bytes.is_null() && n > 0) {
+            return Err("a null pointer was given".into());
+        }
+        let n = n as usize;
+        let ranks = std::slice::from_raw_parts(world_rank, n);
+        let matrix = std::slice::from_raw_parts(bytes, n * n);
+        let plan = plan_ranks(fabric, ranks, matrix, time_limit_s)?;
+        let arrays = Box::new(arrays_of(&plan));
+        *out = LsPlan {
+            frames: plan.frames.len() as u32,
+            frame_start: arrays.frame_start.as_ptr(),
+            src: arrays.src.as_ptr(),
+            dst: arrays.dst.as_ptr(),
+            bytes: arrays.bytes.as_ptr(),
+            locals: plan.local.len() as u32,
+            local_src: arrays.local_src.as_ptr(),
+            local_dst: arrays.local_dst.as_ptr(),
+            local_bytes: arrays.local_bytes.as_ptr(),
+            planner: match plan.planner {
+                Planner::Liquid => 0,
+                Planner::Weighted => 1,
+            },
+            lower_bound_frames: plan.lower_bound_frames,
+            proven: plan.proven as i32,
+            bound_s: plan.bound_s,
+            model_s: plan.model_s,
+            owner: Box::into_raw(arrays) as *mut c_void,
+        };
+        Ok(0)
+    })
+}
+
+/// Free what [`ls_plan_ranks`] allocated.
+///
+/// # Safety
+/// `plan` was filled by `ls_plan_ranks` and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn ls_plan_free(plan: *mut LsPlan) {
+    if let Some(p) = plan.as_mut() {
+        if !p.owner.is_null() {
+            drop(Box::from_raw(p.owner as *mut PlanArrays));
+            p.owner = std::ptr::null_mut();
+        }
+    }
+}

@@ -1,0 +1,603 @@
+/*
+ * liquidsched_pmpi.c: MPI_Alltoall and MPI_Alltoallv by liquid schedules, for unmodified MPI
+ * applications (LD_PRELOAD=libliquidsched_pmpi.so), through the MPI profiling interface.
+ *
+ * The fabric (the network, resolved, and the host of every rank of MPI_COMM_WORLD) is read from
+ * the file named by LIQUIDSCHED_FABRIC, written by `liquidsched pmpi-config`. For each
+ * communicator and each signature of counts (every rank's bytes to every other), rank 0 plans
+ * the exchange once through the liquidsched core and broadcasts it; later calls with the same
+ * signature reuse it (a small allreduce tells whether every rank's counts are the same as
+ * before). A planned exchange runs frame by frame on a private duplicate of the communicator,
+ * a barrier between frames, as `liquidsched run --modes frames` does.
+ *
+ * Where it cannot plan, it calls the library's own collective and says why once on stderr:
+ * no fabric, an unreadable one, MPI_IN_PLACE, a datatype that is not contiguous, an
+ * intercommunicator, ranks the fabric does not map, or a planning error. The decision is
+ * agreed by every rank of the communicator, so that no rank plans while another falls back.
+ *
+ * Environment:
+ *   LIQUIDSCHED_FABRIC      the fabric file (required to plan)
+ *   LIQUIDSCHED_TIME_LIMIT  seconds of search per plan (default 2)
+ *   LIQUIDSCHED_MIN_BYTES   a rank whose messages average fewer bytes leaves the call to the
+ *                           library (default 0: every call is planned)
+ *   LIQUIDSCHED_PMPI        "off" calls the library's collectives only
+ *   LIQUIDSCHED_VERBOSE     "1": rank 0 prints each plan, and a summary at MPI_Finalize
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "liquidsched.h"
+
+/* MPI 4's large counts where the library has them; int counts (pieces under 2 GiB) before. */
+#if MPI_VERSION >= 4
+typedef MPI_Count count_t;
+#define TYPE_SIZE PMPI_Type_size_c
+#define TYPE_EXTENT PMPI_Type_get_extent_c
+#define TYPE_TRUE_EXTENT PMPI_Type_get_true_extent_c
+#define IRECV PMPI_Irecv_c
+#define ISEND PMPI_Isend_c
+#else
+typedef int count_t;
+#define TYPE_SIZE PMPI_Type_size
+#define TYPE_EXTENT PMPI_Type_get_extent
+#define TYPE_TRUE_EXTENT PMPI_Type_get_true_extent
+#define IRECV PMPI_Irecv
+#define ISEND PMPI_Isend
+#endif
+
+/* Why a call falls back to the library's collective; the highest reason found by any rank
+ * is the one said. */
+enum reason {
+    PLAN_OK = 0,
+    NO_FABRIC_VARIABLE,
+    DISABLED,
+    FABRIC_UNREADABLE,
+    IN_PLACE,
+    NOT_CONTIGUOUS,
+    INTERCOMMUNICATOR,
+    UNMAPPED_RANKS,
+    SMALL_MESSAGES,
+    PLANNING_FAILED,
+    REASONS
+};
+
+static const char *reason_text[REASONS] = {
+    "",
+    "LIQUIDSCHED_FABRIC is not set (liquidsched pmpi-config writes the file it names)",
+    "LIQUIDSCHED_PMPI=off",
+    "the fabric file cannot be used",
+    "MPI_IN_PLACE is not planned",
+    "a datatype is not contiguous",
+    "intercommunicators are not planned",
+    "a rank of the communicator is not in the fabric",
+    "messages under LIQUIDSCHED_MIN_BYTES on average (a barrier per frame would cost more than it saves)",
+    "planning failed",
+};
+
+/* Whether to plan, and whether a cached plan serves: the smallest over the ranks is agreed. */
+enum state { FALL_BACK = 0, REUSE = 1, PLAN = 2 };
+
+typedef struct {
+    int peer;
+    MPI_Aint offset; /* bytes into the message to or from peer */
+    count_t bytes;
+} piece_t;
+
+typedef struct plan_entry {
+    int n;
+    uint64_t *send_row; /* this rank's bytes to each rank: the part of the signature it checks */
+    uint64_t *recv_row;
+    int frames;
+    int *send_start, *recv_start; /* frames + 1 */
+    piece_t *sends, *recvs;
+    MPI_Comm comm; /* the private duplicate the pieces travel on */
+    struct plan_entry *next;
+} plan_entry;
+
+typedef struct {
+    plan_entry *plans;
+    int count;
+} comm_cache;
+
+#define MAX_PLANS_PER_COMM 16
+
+static ls_fabric *fabric;
+static int fabric_tried;
+static char fabric_error[512];
+static int keyval = MPI_KEYVAL_INVALID;
+static int noted[REASONS];
+static long planned_calls, reused_calls, fallback_calls;
+
+static int verbose(void) {
+    const char *v = getenv("LIQUIDSCHED_VERBOSE");
+    return v && strcmp(v, "0") != 0 && *v;
+}
+
+static double time_limit(void) {
+    const char *v = getenv("LIQUIDSCHED_TIME_LIMIT");
+    double t = v ? atof(v) : 2.0;
+    return t > 0 ? t : 2.0;
+}
+
+static double min_bytes(void) {
+    const char *v = getenv("LIQUIDSCHED_MIN_BYTES");
+    return v ? atof(v) : 0.0;
+}
+
+/* SMALL_MESSAGES when this rank's messages to the others average under LIQUIDSCHED_MIN_BYTES. */
+static enum reason size_reason(const uint64_t *send_row, int n, int me) {
+    double total = 0;
+    for (int j = 0; j < n; j++)
+        total += j == me ? 0 : (double)send_row[j];
+    return total / (n - 1) < min_bytes() ? SMALL_MESSAGES : PLAN_OK;
+}
+
+static void free_entry(plan_entry *e) {
+    free(e->send_row);
+    free(e->recv_row);
+    free(e->send_start);
+    free(e->recv_start);
+    free(e->sends);
+    free(e->recvs);
+    if (e->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&e->comm);
+    free(e);
+}
+
+static int delete_cache(MPI_Comm comm, int key, void *value, void *extra) {
+    (void)comm, (void)key, (void)extra;
+    comm_cache *c = value;
+    while (c->plans) {
+        plan_entry *next = c->plans->next;
+        free_entry(c->plans);
+        c->plans = next;
+    }
+    free(c);
+    return MPI_SUCCESS;
+}
+
+static comm_cache *cache_of(MPI_Comm comm) {
+    if (keyval == MPI_KEYVAL_INVALID)
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &keyval, NULL);
+    comm_cache *c;
+    int found;
+    PMPI_Comm_get_attr(comm, keyval, &c, &found);
+    if (found)
+        return c;
+    c = calloc(1, sizeof *c);
+    PMPI_Comm_set_attr(comm, keyval, c);
+    return c;
+}
+
+/* The fabric, read at the first call that needs it; its error kept for the note. */
+static enum reason fabric_reason(void) {
+    const char *off = getenv("LIQUIDSCHED_PMPI");
+    if (off && strcmp(off, "off") == 0)
+        return DISABLED;
+    const char *path = getenv("LIQUIDSCHED_FABRIC");
+    if (!path || !*path)
+        return NO_FABRIC_VARIABLE;
+    if (!fabric_tried) {
+        fabric_tried = 1;
+        fabric = ls_fabric_load(path, fabric_error, sizeof fabric_error);
+    }
+    return fabric ? PLAN_OK : FABRIC_UNREADABLE;
+}
+
+/* Bytes of count elements of a contiguous type (and its extent); -1 when not contiguous. */
+static long long contiguous_bytes(MPI_Datatype type, MPI_Aint *extent) {
+    count_t size;
+#if MPI_VERSION >= 4
+    MPI_Count lb, ext, tlb, text;
+#else
+    MPI_Aint lb, ext, tlb, text;
+#endif
+    TYPE_SIZE(type, &size);
+    TYPE_EXTENT(type, &lb, &ext);
+    TYPE_TRUE_EXTENT(type, &tlb, &text);
+    if (lb != 0 || tlb != 0 || ext != size || text != size)
+        return -1;
+    *extent = (MPI_Aint)ext;
+    return size;
+}
+
+static void note_once(enum reason why, const char *op, const char *detail) {
+    if (why == PLAN_OK || noted[why])
+        return;
+    noted[why] = 1;
+    fprintf(stderr, "liquidsched: %s falls back to the MPI library's own: %s%s%s\n", op, reason_text[why],
+            detail && *detail ? ": " : "", detail ? detail : "");
+}
+
+/* The world rank of every rank of comm, or UNMAPPED_RANKS when the fabric misses one. */
+static enum reason world_ranks(MPI_Comm comm, int n, int32_t *world) {
+    MPI_Group group, world_group;
+    int *mine = malloc(n * sizeof *mine), *theirs = malloc(n * sizeof *theirs);
+    for (int i = 0; i < n; i++)
+        mine[i] = i;
+    PMPI_Comm_group(comm, &group);
+    PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    PMPI_Group_translate_ranks(group, n, mine, world_group, theirs);
+    PMPI_Group_free(&group);
+    PMPI_Group_free(&world_group);
+    enum reason why = PLAN_OK;
+    for (int i = 0; i < n; i++) {
+        world[i] = theirs[i];
+        if (theirs[i] == MPI_UNDEFINED || theirs[i] >= ls_fabric_ranks(fabric))
+            why = UNMAPPED_RANKS;
+    }
+    free(mine);
+    free(theirs);
+    return why;
+}
+
+static plan_entry *find_plan(comm_cache *c, int n, const uint64_t *send_row, const uint64_t *recv_row) {
+    for (plan_entry *e = c->plans; e; e = e->next)
+        if (e->n == n && !memcmp(e->send_row, send_row, n * sizeof *send_row) &&
+            !memcmp(e->recv_row, recv_row, n * sizeof *recv_row))
+            return e;
+    return NULL;
+}
+
+/* This rank's sends and receives, frame by frame, from the whole plan (pieces of a message in
+ * frame order, so that each starts where the one before ended). */
+static void keep_my_pieces(plan_entry *e, int me, int n, uint32_t frames, const uint32_t *start, const uint32_t *src,
+                           const uint32_t *dst, const uint64_t *bytes) {
+    MPI_Aint *sent = calloc(n, sizeof *sent), *got = calloc(n, sizeof *got);
+    size_t total = start[frames], ns = 0, nr = 0;
+    for (size_t p = 0; p < total; p++) {
+        ns += src[p] == (uint32_t)me;
+        nr += dst[p] == (uint32_t)me;
+    }
+    e->frames = (int)frames;
+    e->send_start = malloc((frames + 1) * sizeof(int));
+    e->recv_start = malloc((frames + 1) * sizeof(int));
+    e->sends = malloc((ns ? ns : 1) * sizeof(piece_t));
+    e->recvs = malloc((nr ? nr : 1) * sizeof(piece_t));
+    ns = nr = 0;
+    for (uint32_t k = 0; k < frames; k++) {
+        e->send_start[k] = (int)ns;
+        e->recv_start[k] = (int)nr;
+        for (uint32_t p = start[k]; p < start[k + 1]; p++) {
+            if (src[p] == (uint32_t)me) {
+                e->sends[ns++] = (piece_t){(int)dst[p], sent[dst[p]], (count_t)bytes[p]};
+                sent[dst[p]] += (MPI_Aint)bytes[p];
+            }
+            if (dst[p] == (uint32_t)me) {
+                e->recvs[nr++] = (piece_t){(int)src[p], got[src[p]], (count_t)bytes[p]};
+                got[src[p]] += (MPI_Aint)bytes[p];
+            }
+        }
+    }
+    e->send_start[frames] = (int)ns;
+    e->recv_start[frames] = (int)nr;
+    free(sent);
+    free(got);
+}
+
+/* The whole plan as arrays: the core's frames, the local messages added to the first frame. */
+typedef struct {
+    uint32_t frames, pieces;
+    uint32_t *start, *src, *dst;
+    uint64_t *bytes;
+} flat_plan;
+
+static void flatten(const ls_plan *p, flat_plan *f) {
+    f->frames = p->frames ? p->frames : (p->locals ? 1 : 0);
+    f->pieces = p->frame_start[p->frames] + p->locals;
+    f->start = malloc((f->frames + 1) * sizeof(uint32_t));
+    f->src = malloc((f->pieces + 1) * sizeof(uint32_t));
+    f->dst = malloc((f->pieces + 1) * sizeof(uint32_t));
+    f->bytes = malloc((f->pieces + 1) * sizeof(uint64_t));
+    uint32_t q = 0;
+    f->start[0] = 0;
+    for (uint32_t k = 0; k < f->frames; k++) {
+        if (k == 0)
+            for (uint32_t l = 0; l < p->locals; l++, q++) {
+                f->src[q] = p->local_src[l];
+                f->dst[q] = p->local_dst[l];
+                f->bytes[q] = p->local_bytes[l];
+            }
+        if (k < p->frames)
+            for (uint32_t i = p->frame_start[k]; i < p->frame_start[k + 1]; i++, q++) {
+                f->src[q] = p->src[i];
+                f->dst[q] = p->dst[i];
+                f->bytes[q] = p->bytes[i];
+            }
+        f->start[k + 1] = q;
+    }
+}
+
+static void free_flat(flat_plan *f) {
+    free(f->start);
+    free(f->src);
+    free(f->dst);
+    free(f->bytes);
+}
+
+/* Rank 0 plans the exchange of the whole matrix and broadcasts it; every rank keeps its own
+ * pieces. NULL (on every rank) when planning failed. */
+static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, const uint64_t *send_row,
+                                 const uint64_t *recv_row) {
+    uint64_t *matrix = me == 0 ? malloc((size_t)n * n * sizeof *matrix) : NULL;
+    PMPI_Gather(send_row, n, MPI_UINT64_T, matrix, n, MPI_UINT64_T, 0, comm);
+    flat_plan flat = {0};
+    int32_t status = 0;
+    char error[512] = "";
+    if (me == 0) {
+        int32_t *world = malloc(n * sizeof *world);
+        world_ranks(comm, n, world);
+        ls_plan p;
+        double t0 = PMPI_Wtime();
+        status = ls_plan_ranks(fabric, (uint32_t)n, world, matrix, time_limit(), &p, error, sizeof error);
+        if (status == 0) {
+            flatten(&p, &flat);
+            if (verbose())
+                fprintf(stderr,
+                        "liquidsched: %s on %d ranks planned by the %s in %.3f s: %u frames%s, model %.6g s, "
+                        "bound %.6g s (%.1f%%)\n",
+                        op, n, p.planner == 0 ? "liquid search" : "weighted scheduler", PMPI_Wtime() - t0,
+                        p.frames,
+                        p.planner == 0 ? (p.proven ? " (optimal, proven)" : " (not proven optimal)") : "",
+                        p.model_s, p.bound_s, p.model_s > 0 ? 100.0 * p.bound_s / p.model_s : 100.0);
+            ls_plan_free(&p);
+        }
+        free(world);
+        free(matrix);
+    }
+    PMPI_Bcast(&status, 1, MPI_INT32_T, 0, comm);
+    if (status != 0) {
+        if (me == 0)
+            note_once(PLANNING_FAILED, op, error);
+        return NULL;
+    }
+    PMPI_Bcast(&flat.frames, 1, MPI_UINT32_T, 0, comm);
+    PMPI_Bcast(&flat.pieces, 1, MPI_UINT32_T, 0, comm);
+    if (me != 0) {
+        flat.start = malloc((flat.frames + 1) * sizeof(uint32_t));
+        flat.src = malloc((flat.pieces + 1) * sizeof(uint32_t));
+        flat.dst = malloc((flat.pieces + 1) * sizeof(uint32_t));
+        flat.bytes = malloc((flat.pieces + 1) * sizeof(uint64_t));
+    }
+    PMPI_Bcast(flat.start, (int)flat.frames + 1, MPI_UINT32_T, 0, comm);
+    PMPI_Bcast(flat.src, (int)flat.pieces, MPI_UINT32_T, 0, comm);
+    PMPI_Bcast(flat.dst, (int)flat.pieces, MPI_UINT32_T, 0, comm);
+    PMPI_Bcast(flat.bytes, (int)flat.pieces, MPI_UINT64_T, 0, comm);
+    plan_entry *e = calloc(1, sizeof *e);
+    e->n = n;
+    e->send_row = malloc(n * sizeof *send_row);
+    e->recv_row = malloc(n * sizeof *recv_row);
+    memcpy(e->send_row, send_row, n * sizeof *send_row);
+    memcpy(e->recv_row, recv_row, n * sizeof *recv_row);
+    keep_my_pieces(e, me, n, flat.frames, flat.start, flat.src, flat.dst, flat.bytes);
+    free_flat(&flat);
+    PMPI_Comm_dup(comm, &e->comm);
+    return e;
+}
+
+static void remember(comm_cache *c, plan_entry *e) {
+    e->next = c->plans;
+    c->plans = e;
+    if (++c->count > MAX_PLANS_PER_COMM) {
+        plan_entry *p = c->plans;
+        while (p->next->next)
+            p = p->next;
+        free_entry(p->next);
+        p->next = NULL;
+        c->count--;
+    }
+}
+
+/* Run the plan: frame by frame, every receive and send of a frame together, a barrier
+ * between frames; the message to itself copied. */
+static void run_plan(const plan_entry *e, int me, const char *sendbuf, const MPI_Aint *soff, char *recvbuf,
+                     const MPI_Aint *roff) {
+    int most = 0;
+    for (int k = 0; k < e->frames; k++) {
+        int here = e->send_start[k + 1] - e->send_start[k] + e->recv_start[k + 1] - e->recv_start[k];
+        most = here > most ? here : most;
+    }
+    MPI_Request *requests = malloc((most ? most : 1) * sizeof *requests);
+    if (e->send_row[me])
+        memcpy(recvbuf + roff[me], sendbuf + soff[me], e->send_row[me]);
+    for (int k = 0; k < e->frames; k++) {
+        int r = 0, tag = k & 0x7fff;
+        for (int i = e->recv_start[k]; i < e->recv_start[k + 1]; i++) {
+            const piece_t *p = &e->recvs[i];
+            IRECV(recvbuf + roff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, e->comm,
+                         &requests[r++]);
+        }
+        for (int i = e->send_start[k]; i < e->send_start[k + 1]; i++) {
+            const piece_t *p = &e->sends[i];
+            ISEND(sendbuf + soff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, e->comm,
+                         &requests[r++]);
+        }
+        PMPI_Waitall(r, requests, MPI_STATUSES_IGNORE);
+        if (k + 1 < e->frames)
+            PMPI_Barrier(e->comm);
+    }
+    free(requests);
+}
+
+/* The common path of both collectives, once each rank's byte counts and offsets are known:
+ * agree on planning, reuse or fall back; plan when needed; run. Returns 1 when the exchange
+ * was done here, 0 when the caller must fall back. */
+static int scheduled_exchange(const char *op, MPI_Comm comm, enum reason local, const void *sendbuf,
+                              const uint64_t *send_row, const MPI_Aint *soff, void *recvbuf, const uint64_t *recv_row,
+                              const MPI_Aint *roff, int n, int me) {
+    comm_cache *c = local == PLAN_OK ? cache_of(comm) : NULL;
+    plan_entry *e = c ? find_plan(c, n, send_row, recv_row) : NULL;
+    int mine[2] = {local != PLAN_OK ? FALL_BACK : e ? REUSE : PLAN, -(int)local}, agreed[2];
+    PMPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MIN, comm);
+    if (agreed[0] == FALL_BACK) {
+        if (me == 0)
+            note_once((enum reason)(-agreed[1]), op, -agreed[1] == FABRIC_UNREADABLE ? fabric_error : NULL);
+        fallback_calls++;
+        return 0;
+    }
+    if (agreed[0] == PLAN) {
+        e = plan_exchange(comm, op, n, me, send_row, recv_row);
+        if (!e) {
+            fallback_calls++;
+            return 0;
+        }
+        remember(c, e);
+        planned_calls++;
+    } else {
+        reused_calls++;
+    }
+    run_plan(e, me, sendbuf, soff, recvbuf, roff);
+    return 1;
+}
+
+/* What this rank alone can tell about planning comm's collective. */
+static enum reason local_reason(MPI_Comm comm, const void *sendbuf, int *n, int *me) {
+    int inter;
+    PMPI_Comm_size(comm, n);
+    PMPI_Comm_rank(comm, me);
+    enum reason why = fabric_reason();
+    if (why != PLAN_OK)
+        return why;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return INTERCOMMUNICATOR;
+    if (sendbuf == MPI_IN_PLACE)
+        return IN_PLACE;
+    int32_t *world = malloc(*n * sizeof *world);
+    why = world_ranks(comm, *n, world);
+    free(world);
+    return why;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+    int n, me;
+    enum reason why = local_reason(comm, sendbuf, &n, &me);
+    if (why == INTERCOMMUNICATOR || n < 2)
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    MPI_Aint sext = 0, rext = 0;
+    long long ssize = why == PLAN_OK ? contiguous_bytes(sendtype, &sext) : 0;
+    long long rsize = why == PLAN_OK ? contiguous_bytes(recvtype, &rext) : 0;
+    if (why == PLAN_OK && (ssize < 0 || rsize < 0))
+        why = NOT_CONTIGUOUS;
+    uint64_t *send_row = malloc(n * sizeof *send_row), *recv_row = malloc(n * sizeof *recv_row);
+    MPI_Aint *soff = malloc(n * sizeof *soff), *roff = malloc(n * sizeof *roff);
+    for (int j = 0; j < n; j++) {
+        send_row[j] = (uint64_t)sendcount * (uint64_t)(ssize > 0 ? ssize : 0);
+        recv_row[j] = (uint64_t)recvcount * (uint64_t)(rsize > 0 ? rsize : 0);
+        soff[j] = (MPI_Aint)j * sendcount * sext;
+        roff[j] = (MPI_Aint)j * recvcount * rext;
+    }
+    if (why == PLAN_OK)
+        why = size_reason(send_row, n, me);
+    int done = scheduled_exchange("MPI_Alltoall", comm, why, sendbuf, send_row, soff, recvbuf, recv_row, roff, n, me);
+    free(send_row), free(recv_row), free(soff), free(roff);
+    return done ? MPI_SUCCESS : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    int n, me;
+    enum reason why = local_reason(comm, sendbuf, &n, &me);
+    if (why == INTERCOMMUNICATOR || n < 2)
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    MPI_Aint sext = 0, rext = 0;
+    long long ssize = why == PLAN_OK ? contiguous_bytes(sendtype, &sext) : 0;
+    long long rsize = why == PLAN_OK ? contiguous_bytes(recvtype, &rext) : 0;
+    if (why == PLAN_OK && (ssize < 0 || rsize < 0))
+        why = NOT_CONTIGUOUS;
+    uint64_t *send_row = malloc(n * sizeof *send_row), *recv_row = malloc(n * sizeof *recv_row);
+    MPI_Aint *soff = malloc(n * sizeof *soff), *roff = malloc(n * sizeof *roff);
+    for (int j = 0; j < n; j++) {
+        send_row[j] = why == PLAN_OK ? (uint64_t)sendcounts[j] * (uint64_t)ssize : 0;
+        recv_row[j] = why == PLAN_OK ? (uint64_t)recvcounts[j] * (uint64_t)rsize : 0;
+        soff[j] = why == PLAN_OK ? (MPI_Aint)sdispls[j] * sext : 0;
+        roff[j] = why == PLAN_OK ? (MPI_Aint)rdispls[j] * rext : 0;
+    }
+    if (why == PLAN_OK)
+        why = size_reason(send_row, n, me);
+    int done = scheduled_exchange("MPI_Alltoallv", comm, why, sendbuf, send_row, soff, recvbuf, recv_row, roff, n, me);
+    free(send_row), free(recv_row), free(soff), free(roff);
+    return done ? MPI_SUCCESS
+                : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+}
+
+int MPI_Finalize(void) {
+    if (verbose()) {
+        int rank;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "liquidsched: rank 0 made %ld planned, %ld reused and %ld fallback exchanges\n",
+                    planned_calls, reused_calls, fallback_calls);
+    }
+    ls_fabric_free(fabric);
+    fabric = NULL;
+    return PMPI_Finalize();
+}
+
+/* -- Fortran ------------------------------------------------------------------------------------
+ * The Fortran bindings, so that Fortran applications are served whether their MPI library's
+ * Fortran layer calls MPI_ or PMPI_ entry points. Handles are converted; Fortran's MPI_IN_PLACE
+ * is a common block of the library's, found by name. */
+
+static const char *fortran_in_place_names[] = {"mpifcmb5_", "mpifcmb5__", "MPIFCMB5", "mpifcmb5",
+                                               "mpi_fortran_in_place_", "mpi_fortran_in_place",
+                                               "MPI_FORTRAN_IN_PLACE", "mpi_fortran_in_place__"};
+
+static const void *c_buffer(const void *buf) {
+    enum { NAMES = sizeof fortran_in_place_names / sizeof *fortran_in_place_names };
+    static void *in_place[NAMES];
+    static int looked;
+    if (!looked) {
+        for (int i = 0; i < NAMES; i++)
+            in_place[i] = dlsym(RTLD_DEFAULT, fortran_in_place_names[i]);
+        looked = 1;
+    }
+    for (int i = 0; i < NAMES; i++)
+        if (in_place[i] && in_place[i] == buf)
+            return MPI_IN_PLACE;
+    return buf;
+}
+
+static void fortran_alltoall(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,
+                             MPI_Fint *comm, MPI_Fint *ierr) {
+    *ierr = MPI_Alltoall(c_buffer(sb), *sc, PMPI_Type_f2c(*st), rb, *rc, PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm));
+}
+
+static void fortran_alltoallv(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rc,
+                              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
+    MPI_Comm c = PMPI_Comm_f2c(*comm);
+    int n;
+    PMPI_Comm_size(c, &n);
+    int *v = malloc(4 * n * sizeof *v);
+    for (int i = 0; i < n; i++) {
+        v[i] = sc[i], v[n + i] = sd[i], v[2 * n + i] = rc[i], v[3 * n + i] = rd[i];
+    }
+    *ierr = MPI_Alltoallv(c_buffer(sb), v, v + n, PMPI_Type_f2c(*st), rb, v + 2 * n, v + 3 * n, PMPI_Type_f2c(*rt), c);
+    free(v);
+}
+
+#define FORTRAN_ALLTOALL(name)                                                                                 \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *comm,    \
+              MPI_Fint *ierr) {                                                                                \
+        fortran_alltoall(sb, sc, st, rb, rc, rt, comm, ierr);                                                  \
+    }
+#define FORTRAN_ALLTOALLV(name)                                                                                \
+    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rd,      \
+              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {                                                  \
+        fortran_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);                                         \
+    }
+
+FORTRAN_ALLTOALL(mpi_alltoall_)
+FORTRAN_ALLTOALL(mpi_alltoall__)
+FORTRAN_ALLTOALL(mpi_alltoall)
+FORTRAN_ALLTOALL(MPI_ALLTOALL)
+FORTRAN_ALLTOALLV(mpi_alltoallv_)
+FORTRAN_ALLTOALLV(mpi_alltoallv__)
+FORTRAN_ALLTOALLV(mpi_alltoallv)
+FORTRAN_ALLTOALLV(MPI_ALLTOALLV)
