@@ -239,3 +239,50 @@ def test_a_timeout_is_a_positive_number_of_seconds(capsys, value):
         main(["run", "--topology", "two-switch", "--algorithm", "round-robin", "--timeout", value])
     assert refused.value.code == 2
     assert f"--timeout: expected a positive number of seconds, got '{value}'" in capsys.readouterr().err
+
+
+# -- host files -------------------------------------------------------------------------------------
+
+TWO_SWITCH_RANKS = ["t1", "t2", "t3", "t4", "t5", "r1", "r2", "r3", "r4", "r5"]
+
+
+@pytest.mark.parametrize("fmt,line", [("hydra", "{}:1"), ("openmpi", "{} slots=1"), ("slurm", "{}")])
+def test_hostfile_of_two_switch_in_each_format(capsys, tmp_path, fmt, line):
+    """Every host of the half all-to-all, senders first as the network lists them."""
+    path = tmp_path / "hosts"
+    code, out, err = run(capsys, "hostfile", "--topology", "two-switch", "--format", fmt, "--output", str(path))
+    assert code == 0 and out == ""
+    assert path.read_text() == "".join(line.format(h) + "\n" for h in TWO_SWITCH_RANKS)
+    assert "10 ranks" in err and str(path) in err
+
+
+def test_hostfile_of_a_traffic_with_some_hosts_and_a_machine_map(capsys, tmp_path):
+    """Only the hosts the traffic uses get ranks, in network order (not the file's order); the
+    map renames two of them, the others keep their names."""
+    traffic, names = tmp_path / "some.csv", tmp_path / "machines.txt"
+    traffic.write_text("src,dst,size_bytes\nt5,r1,1000\nt2,r4,1000\n")
+    names.write_text("# liquidsched host, machine\nt2 node07\n\nr4   node01  # rack 2\nr5 node09\n")
+    expected = {"hydra": "node07:1\nt5:1\nr1:1\nnode01:1\n", "openmpi": "node07 slots=1\nt5 slots=1\nr1 slots=1\n"
+                "node01 slots=1\n", "slurm": "node07\nt5\nr1\nnode01\n"}
+    for fmt, text in expected.items():
+        code, out, _ = run(capsys, "hostfile", "--topology", "two-switch", "--traffic", str(traffic), "--map",
+                           str(names), "--format", fmt)
+        assert code == 0 and out == text
+    code, out, _ = run(capsys, "hostfile", "--topology", "two-switch", "--traffic", str(traffic), "--output",
+                       str(tmp_path / "h"), "--json")
+    assert code == 0 and [r["host"] for r in json.loads(out)["ranks"]] == ["t2", "t5", "r1", "r4"]
+
+
+@pytest.mark.parametrize("content,fmt,expected", [
+    ("t2 node07 extra\n", "hydra", "machines.txt:1: expected 'HOST MACHINE', got 't2 node07 extra'"),
+    ("\nq9 node07\n", "hydra", "machines.txt:2: 'q9' is not a host of the network"),
+    ("t2 a\nt2 b\n", "hydra", "machines.txt:2: host 't2' is mapped twice (first on line 1)"),
+    ("t2 same\nt5 same\n", "openmpi", "machine same has more than one rank: Open MPI merges repeated machines"),
+])
+def test_hostfile_refuses_a_bad_map_in_one_line(capsys, tmp_path, content, fmt, expected):
+    names, target = tmp_path / "machines.txt", tmp_path / "hosts"
+    names.write_text(content)
+    code, out, err = run(capsys, "hostfile", "--topology", "two-switch", "--map", str(names), "--format", fmt,
+                         "--output", str(target))
+    assert code == 2 and out == "" and err.count("\n") == 1 and expected in err
+    assert not target.exists()

@@ -1,5 +1,5 @@
 """The ``liquidsched`` command line: one module per command group (``topology``, ``plan`` for
-bound/plan/check, ``simulate``, ``sweep``, ``run`` for run/netem, ``calibrate``, ``steady``), with what they
+bound/plan/check, ``simulate``, ``sweep``, ``run`` for run/netem, ``calibrate``, ``steady``, ``hostfile``), with what they
 share in :mod:`~liquidsched.cli.common` and :mod:`~liquidsched.cli.emulation` below them.
 
 Every command has ``--help``. A user error prints one line, ``liquidsched: error: ...``, and

@@ -39,6 +39,7 @@ COMMANDS = {
     "sweep": ("sweep", "liquid throughput of every allocation, grouped into classes"),
     "calibrate": ("calibrate", "measure paper 002's cost parameters by ping-pong; predict exchanges from them"),
     "steady": ("steady", "optimal steady state of a series of scatters, all-to-alls or reduces (paper 003)"),
+    "hostfile": ("hostfile", "write the rank-to-machine order of a run as a launcher's host file"),
     "pmpi-config": ("pmpi", "write the fabric file that lets unmodified MPI applications run liquid schedules"),
 }
 

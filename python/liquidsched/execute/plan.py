@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..network import Network
 from ..schedule import Schedule
+from ..traffic import Traffic
 
 #: How an exchange is executed, by liquidsched's ranks (the MPI library's own alltoall
 #: algorithms are :func:`alltoall_mode_env`'s).
@@ -134,6 +136,21 @@ class ExchangePlan:
         return sc, sd, rc, rd
 
 
+def rank_hosts(network: Network, traffic: Traffic) -> list[str]:
+    """The host of each rank: the hosts ``traffic`` uses, in ``network``'s order (rank ``r`` is
+    the ``r``-th). A host file must put rank ``r`` on the machine of this list's ``r``-th host.
+
+    Examples
+    --------
+    >>> from liquidsched import build_topology
+    >>> from liquidsched.traffic import Traffic, Transfer
+    >>> rank_hosts(build_topology("two-switch"), Traffic([Transfer("t5", "r1", 1), Transfer("t2", "r4", 1)]))
+    ['t2', 't5', 'r1', 'r4']
+    """
+    used = {h for t in traffic for h in (t.src, t.dst)}
+    return [h for h in network.hosts() if h in used]
+
+
 def exchange_plan(schedule: Schedule) -> ExchangePlan:
     """The messages of ``schedule``, their buffer places and their barrier-free order.
 
@@ -146,8 +163,7 @@ def exchange_plan(schedule: Schedule) -> ExchangePlan:
     (['h1', 'h2', 'h3'], 6, [2000000, 2000000, 2000000])
     """
     net, traffic = schedule.network, schedule.traffic
-    used = {h for t in traffic for h in (t.src, t.dst)}
-    hosts = [h for h in net.hosts() if h in used]
+    hosts = rank_hosts(net, traffic)
     rank = {h: r for r, h in enumerate(hosts)}
     order = sorted(range(len(traffic)), key=lambda i: (rank[traffic[i].src], rank[traffic[i].dst], i))
     send_bytes, recv_bytes = [0] * len(hosts), [0] * len(hosts)
