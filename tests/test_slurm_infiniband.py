@@ -214,3 +214,239 @@ def test_missing_or_bad_rates_are_one_line(case, tmp_path):
     with pytest.raises(TopologyError) as e:
         load_slurm(conf, **options)
     one_line(e, expected)
+
+
+# -- InfiniBand ------------------------------------------------------------------------------------
+
+from liquidsched.io.infiniband import link_rate_Bps, load_infiniband, network_from_infiniband  # noqa: E402
+from liquidsched.network import Network  # noqa: E402
+from liquidsched.routing import ShortestPath  # noqa: E402
+
+FABRIC = DATA / "infiniband" / "fabric.txt"
+LFTS = DATA / "infiniband" / "lfts.txt"
+
+
+@pytest.fixture(scope="module")
+def ib_net():
+    return load_infiniband(FABRIC, LFTS)
+
+
+RATES_BY_HAND = {  # lanes × data rate per lane after encoding, in Gbit/s
+    "1xSDR": 2, "4xSDR": 8, "12xSDR": 24, "4xDDR": 16, "4xQDR": 32, "8xQDR": 64, "4xFDR10": 40,
+    "4xFDR": Fraction(4 * 140625 * 64, 10**4 * 66), "4xEDR": 100, "2xEDR": 50, "4xHDR": 200,
+    "1xHDR": 50, "4xNDR": 400, "2xNDR": 200, "4xXDR": 800,
+}
+
+
+@pytest.mark.parametrize("text", RATES_BY_HAND)
+def test_link_rate_from_width_and_speed(text):
+    assert link_rate_Bps(text) == pytest.approx(float(Fraction(RATES_BY_HAND[text]) * 10**9 / 8), rel=1e-15)
+
+
+@pytest.mark.parametrize("text", ["4x???", "??QDR", "3xQDR", "4xqdr", "QDR", "4xEDR2"])
+def test_an_unknown_width_or_speed_is_refused(text):
+    with pytest.raises(ValueError, match="expected a link width and speed"):
+        link_rate_Bps(text)
+
+
+def test_hosts_switches_and_rates_of_the_fabric(ib_net):
+    assert ib_net.switches() == ["leaf1", "leaf2", "spine1", "spine2"]
+    assert ib_net.hosts() == ["node1", "node2", "node3", "node4"]
+    capacity = {lid: l.capacity_Bps for lid, l in ib_net.links.items()}
+    assert capacity["node1>leaf1"] == capacity["leaf1>node1"] == 100 * GBIT           # 4xEDR
+    assert capacity["node4>leaf2"] == pytest.approx(4 * 150 / 11 * GBIT, rel=1e-15)   # 4xFDR
+    assert capacity["leaf2>spine2"] == capacity["spine2>leaf2"] == 96 * GBIT         # 12xQDR
+    assert capacity["leaf1>spine2"] == capacity["leaf2>spine1"] == 200 * GBIT        # 4xHDR
+    # Two parallel 4xHDR cables between leaf1 and spine1: one link each way, their sum.
+    assert capacity["leaf1>spine1"] == capacity["spine1>leaf1"] == 400 * GBIT
+    assert len(capacity) == 2 * 8
+
+
+# Worked by hand from lfts.txt: leaf1 sends node3 (LID 13) up port 5 (spine1) and node4 (14)
+# up port 4 (spine2); leaf2 sends node1 (11) up port 4 (spine2) and node2 (12) up port 3 (spine1).
+ROUTES_BY_HAND = {
+    ("node1", "node2"): ["node1", "leaf1", "node2"],
+    ("node1", "node3"): ["node1", "leaf1", "spine1", "leaf2", "node3"],
+    ("node1", "node4"): ["node1", "leaf1", "spine2", "leaf2", "node4"],
+    ("node2", "node3"): ["node2", "leaf1", "spine1", "leaf2", "node3"],
+    ("node2", "node4"): ["node2", "leaf1", "spine2", "leaf2", "node4"],
+    ("node3", "node1"): ["node3", "leaf2", "spine2", "leaf1", "node1"],
+    ("node3", "node2"): ["node3", "leaf2", "spine1", "leaf1", "node2"],
+    ("node4", "node1"): ["node4", "leaf2", "spine2", "leaf1", "node1"],
+    ("node4", "node2"): ["node4", "leaf2", "spine1", "leaf1", "node2"],
+    ("node3", "node4"): ["node3", "leaf2", "node4"],
+    ("node2", "node2"): ["node2", "leaf1", "node2"],   # leaf1's entry for LID 12 is port 2 back
+}
+
+
+@pytest.mark.parametrize("pair", ROUTES_BY_HAND)
+def test_routes_follow_the_forwarding_tables_hop_by_hop(ib_net, pair):
+    nodes = ROUTES_BY_HAND[pair]
+    assert ib_net.route(*pair) == tuple(f"{a}>{b}" for a, b in zip(nodes, nodes[1:]))
+
+
+def test_the_routes_are_not_shortest_path_tie_breaks(ib_net):
+    shortest = Network(ib_net.nodes.values(), ib_net.links.values(), ShortestPath())
+    differ = [p for p in ROUTES_BY_HAND if shortest.route(*p) != ib_net.route(*p)]
+    # Shortest path breaks the leaf1/leaf2 tie by declaration order: always spine1.
+    assert differ == [("node1", "node4"), ("node2", "node4"), ("node3", "node1"), ("node4", "node1")]
+
+
+def test_liquid_bound_on_the_fabric_by_hand(ib_net):
+    # All-to-all of 1 MB among the 4 hosts: node4's 4xFDR cable (600/11 Gbit/s) carries 3 each
+    # way, the slowest of everything: Λ = 3 MB / (600/11 Gbit/s) = 3e6 · 88 / 600e9 s = 0.44 ms.
+    b = compute_bound(ib_net, all_to_all(ib_net, size_bytes=10**6))
+    assert b.transfers == 12
+    assert b.bottlenecks == ["leaf2>node4", "node4>leaf2"]
+    assert float(b.duration_s) == pytest.approx(3e6 / (600e9 / 11 / 8), rel=1e-12)
+
+
+def test_a_saved_fabric_loads_back_with_the_same_routes(ib_net, tmp_path):
+    from liquidsched import load_topology, save_topology
+
+    save_topology(ib_net, tmp_path / "fabric.yaml")
+    back = load_topology(tmp_path / "fabric.yaml")
+    assert all(back.route(s, d) == ib_net.route(s, d) for s in back.hosts() for d in back.hosts())
+    assert [l.capacity_Bps for l in back.links.values()] == [l.capacity_Bps for l in ib_net.links.values()]
+
+
+NAMING_FABRIC = """\
+Switch\t8 "S-0000000000000001"\t\t# "MF0;sw:SX6036/U1" enhanced port 0 lid 1 lmc 0
+[1]\t"H-00000000000000a0"[1](a1) \t\t# "node5 mlx5_0" lid 11 4xEDR
+[2]\t"H-00000000000000b0"[1](b1) \t\t# "node5 mlx5_1" lid 12 4xEDR
+[3]\t"H-00000000000000c0"[1](c1) \t\t# "" lid 13 4xEDR
+[4]\t"H-00000000000000d0"[1](d1) \t\t# "node6 HCA-1" lid 14 4xEDR
+[5]\t"H-00000000000000d0"[2](d2) \t\t# "node6 HCA-1" lid 15 4xEDR
+
+Ca\t1 "H-00000000000000a0"\t\t# "node5 mlx5_0"
+[1](a1) \t"S-0000000000000001"[1]\t\t# lid 11 lmc 0 "MF0;sw:SX6036/U1" lid 1 4xEDR
+
+Ca\t1 "H-00000000000000b0"\t\t# "node5 mlx5_1"
+[1](b1) \t"S-0000000000000001"[2]\t\t# lid 12 lmc 0 "MF0;sw:SX6036/U1" lid 1 4xEDR
+
+Ca\t1 "H-00000000000000c0"\t\t# ""
+[1](c1) \t"S-0000000000000001"[3]\t\t# lid 13 lmc 0 "MF0;sw:SX6036/U1" lid 1 4xEDR
+
+Ca\t2 "H-00000000000000d0"\t\t# "node6 HCA-1"
+[1](d1) \t"S-0000000000000001"[4]\t\t# lid 14 lmc 0 "MF0;sw:SX6036/U1" lid 1 4xEDR
+[2](d2) \t"S-0000000000000001"[5]\t\t# lid 15 lmc 0 "MF0;sw:SX6036/U1" lid 1 4xEDR
+"""
+NAMING_LFTS = ("Unicast lids [0x1-0xf] of switch Lid 1 guid 0x0000000000000001 (MF0;sw:SX6036/U1):\n"
+               + "".join(f"0x{lid:04x} {lid - 10:03d}\n" for lid in range(11, 16)) + "5 valid lids dumped\n")
+
+
+def test_host_names_from_descriptions_with_fallbacks():
+    net = network_from_infiniband(NAMING_FABRIC, NAMING_LFTS)
+    # Two CAs of one machine share "node5": their whole descriptions; no description: the port
+    # GUID; a CA with two connected ports: the description and the port.
+    assert net.hosts() == ["node5_mlx5_0", "node5_mlx5_1", "0x00000000000000c1", "node6_HCA-1-p1", "node6_HCA-1-p2"]
+    assert net.switches() == ["MF0;sw:SX6036/U1"]
+    assert net.route("node6_HCA-1-p1", "node6_HCA-1-p2") == ("node6_HCA-1-p1>MF0;sw:SX6036/U1",
+                                                             "MF0;sw:SX6036/U1>node6_HCA-1-p2")
+
+
+def variant(tmp_path, path: Path, old: str | tuple, new: str | None = None) -> Path:
+    """A copy of ``path`` with an edit (``old`` → ``new``) or several (``old`` a tuple of pairs),
+    each replacing the first occurrence, which must exist."""
+    edits = old if isinstance(old, tuple) else ((old, new),)
+    text = path.read_text()
+    for before, after in edits:
+        assert before in text, before
+        text = text.replace(before, after, 1)
+    out = tmp_path / path.name
+    out.write_text(text)
+    return out
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+LEAF1_TO_NODE3 = "0x000d 005 : (Channel Adapter portguid 0x0002c90300000031: 'node3 mlx5_0')"
+
+BAD_LFTS = {  # edit of lfts.txt, the line the error names (a text on it), what it says
+    "missing LID": (((LEAF1_TO_NODE3 + "\n", ""), ("8 valid", "7 valid")), "of switch Lid 1 guid",
+                    "the table of switch leaf1 has no entry for LID 0x000d (node3) (needed for node1 → node3)"),
+    "loop": ("0x000d 002 : (Channel Adapter portguid 0x0002c90300000031", "0x000d 001 : (edited", "0x000d 001 : (edited",
+             "the tables loop for LID 0x000d (node3): leaf1 → spine1 → leaf1 (from node1)"),
+    "port without cable": (LEAF1_TO_NODE3, LEAF1_TO_NODE3.replace("005", "007"), "0x000d 007",
+                           "switch leaf1 sends LID 0x000d (node3) out of port 7, which has no cable"),
+    "wrong CA": (LEAF1_TO_NODE3, LEAF1_TO_NODE3.replace("005", "002"), "0x000d 002 : (Channel Adapter portguid 0x0002c90300000031",
+                 "the route for LID 0x000d (node3) ends at node2"),
+    "port 0": (LEAF1_TO_NODE3, LEAF1_TO_NODE3.replace("005", "000"), "0x000d 000",
+               "switch leaf1 keeps LID 0x000d (node3) for itself (port 0)"),
+    "malformed entry": (LEAF1_TO_NODE3, "0x000d five", "0x000d five", "cannot read '0x000d five'"),
+    "count": ("8 valid lids dumped", "9 valid lids dumped", "9 valid lids dumped", "says 9 lids but the table from line 1 has 8"),
+    "truncated": ("8 valid lids dumped \nUnicast lids [0x0-0xe] of switch Lid 2", "Unicast lids [0x0-0xe] of switch Lid 2",
+                  "of switch Lid 2", "a new table before the 'lids dumped' line of the one on line 1"),
+    "unknown switch": ("Lid 4 guid 0x0002c90200000004", "Lid 4 guid 0x0002c90200000009", "Lid 4 guid 0x0002c90200000009",
+                       "switch guid 0x0002c90200000009 is not a switch of"),
+    "LID out of range": ("0x000e 004 : (Channel Adapter portguid 0x0002c90300000041", "0x00ee 004 : (C", "0x00ee 004",
+                         "LID 0x00ee outside the table's range [0x0-0xe]"),
+    "multicast": ("Unicast lids [0x0-0xe] of switch Lid 1", "Multicast mlids [0xc000-0xc001] of switch Lid 1",
+                  "Multicast", "a multicast table"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_LFTS)
+def test_a_bad_forwarding_table_names_the_file_and_line(case, tmp_path):
+    *edit, on_line, expected = BAD_LFTS[case]
+    lfts = variant(tmp_path, LFTS, *edit)
+    with pytest.raises(TopologyError) as e:
+        load_infiniband(FABRIC, lfts)
+    assert one_line(e, expected).startswith(f"{lfts}: line {line_of(lfts, on_line)}: ")
+
+
+BAD_FABRIC = {  # edit of fabric.txt, the line the error names (a text on it), what it says
+    "malformed port line": ('[2]\t"S-0002c90200000002"[4]\t\t# "leaf2" lid 2 12xQDR',
+                            '[2]\t"S-0002c90200000002"[4]\t\t# leaf2 12xQDR', "# leaf2 12xQDR",
+                            "expected '# \"description\" lid N 4xEDR' after the ports"),
+    "unknown rate": ('"node2 HCA-1" lid 12 4xEDR', '"node2 HCA-1" lid 12 4x???', "4x???", "expected a link width and speed"),
+    "ends disagree on the rate": ('"leaf1" lid 1 4xEDR\n\nvendid=0x2c9\ndevid=0x1017\nsysimgguid=0x2c90300000020',
+                                  '"leaf1" lid 1 4xQDR\n\nvendid=0x2c9\ndevid=0x1017\nsysimgguid=0x2c90300000020',
+                                  '"H-0002c90300000010"[1](2c90300000011)', "the two ends of a cable disagree on its rate"),
+    "ends disagree on the port": ('[4]\t"S-0002c90200000004"[1]', '[4]\t"S-0002c90200000004"[2]', '[4]\t"S-0002c90200000004"[2]',
+                                  "leads to port 2 of S-0002c90200000004 ('spine2'), whose port line (line"),
+    "port beyond the switch": ('[5]\t"S-0002c90200000003"[3]', '[37]\t"S-0002c90200000003"[3]', "[37]",
+                               "port 37 of S-0002c90200000001 ('leaf1'), which has 36 ports"),
+    "unknown peer": ('"H-0002c90300000020"[1](2c90300000021) ', '"H-0002c90300000099"[1](2c90300000021) ',
+                     '"H-0002c90300000099"', "leads to guid 0x0002c90300000099, which has no block"),
+    "port line outside a block": ("# Initiated from node", '[1]\t"S-0002c90200000001"[1]\t\t# "leaf1" lid 1 4xEDR\n# Initiated',
+                                  '[1]\t"S-0002c90200000001"[1]', "a port line outside a Switch or Ca block"),
+    "garbage": ("devid=0xcf08", "devid=cf08", "devid=cf08", "cannot read 'devid=cf08' as ibnetdiscover output"),
+    "router": ("caguid=0x2c90300000040", "rtguid=0x2c90300000040", "rtguid", "routers are not supported"),
+    "switch line": ("enhanced port 0 lid 4 lmc 0", "enhanced port 0", 'Switch\t36 "S-0002c90200000004"',
+                    "expected 'enhanced port 0 lid N lmc N'"),
+    "guid mismatch": ("caguid=0x2c90300000040", "caguid=0x2c90300000041", 'Ca\t1 "H-0002c90300000040"',
+                      "follows caguid=0x2c90300000041"),
+    "LID mismatch": ('"node1 HCA-1" lid 11 4xEDR', '"node1 HCA-1" lid 21 4xEDR', '"node1 HCA-1" lid 21',
+                     "says H-0002c90300000010 ('node1 HCA-1') has LID 21, but line"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_FABRIC)
+def test_a_bad_ibnetdiscover_output_names_the_file_and_line(case, tmp_path):
+    old, new, on_line, expected = BAD_FABRIC[case]
+    fabric = variant(tmp_path, FABRIC, old, new)
+    with pytest.raises(TopologyError) as e:
+        load_infiniband(fabric, LFTS)
+    assert one_line(e, expected).startswith(f"{fabric}: line {line_of(fabric, on_line)}: ")
+
+
+def test_a_switch_without_a_table_names_its_line(tmp_path):
+    text = LFTS.read_text()
+    lfts = tmp_path / "lfts.txt"
+    lfts.write_text(text[:text.index("Unicast lids [0x0-0xe] of switch Lid 4")])
+    with pytest.raises(TopologyError) as e:
+        load_infiniband(FABRIC, lfts)
+    assert one_line(e, f"switch spine2 has no table in {lfts}").startswith(
+        f"{FABRIC}: line {line_of(FABRIC, 'Switch' + chr(9) + '36 ' + chr(34) + 'S-0002c90200000004')}: ")
+
+
+def test_the_grouping_and_full_annotations_are_read():
+    text = FABRIC.read_text().replace('[4]\t"S-0002c90200000004"[1]\t\t# "spine2" lid 4 4xHDR',
+                                      '[4][ext 4]\t"S-0002c90200000004"[1][ext 1]\t\t# "spine2" lid 4 4xHDR s=1 w=2 v=3')
+    text = text.replace("switchguid=0x2c90200000001(2c90200000001)",
+                        "Chassis 1 (guid 0x2c90200000001)\nswitchguid=0x2c90200000001(2c90200000001)\t# ISR9024 Spine 1")
+    net = network_from_infiniband(text, LFTS.read_text())
+    assert net.route("node1", "node4") == ("node1>leaf1", "leaf1>spine2", "spine2>leaf2", "leaf2>node4")
