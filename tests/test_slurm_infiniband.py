@@ -450,3 +450,87 @@ def test_the_grouping_and_full_annotations_are_read():
                         "Chassis 1 (guid 0x2c90200000001)\nswitchguid=0x2c90200000001(2c90200000001)\t# ISR9024 Spine 1")
     net = network_from_infiniband(text, LFTS.read_text())
     assert net.route("node1", "node4") == ("node1>leaf1", "leaf1>spine2", "spine2>leaf2", "leaf2>node4")
+
+
+# -- loading by name, and the command line ---------------------------------------------------------
+
+import json  # noqa: E402
+
+from liquidsched import load_topology, resolve_topology  # noqa: E402
+from liquidsched.cli import main  # noqa: E402
+
+SLURM_SPEC = f"slurm:{CONF},hosts=10Gbit/s,switches=40Gbit/s"
+IB_SPEC = f"infiniband:{FABRIC},{LFTS}"
+
+
+def run(capsys, *argv):
+    try:
+        code = main(list(argv))
+    except SystemExit as e:
+        code = e.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_resolve_topology_reads_both_prefixes(ib_net):
+    net = resolve_topology(SLURM_SPEC)
+    assert net.route("tux00", "tux05") == ("tux00>leaf0", "leaf0>root", "root>leaf1", "leaf1>tux05")
+    assert resolve_topology(f"slurm:{CONF},rates={RATES}").links["leaf0>root"].capacity_Bps == 20 * GBIT
+    assert resolve_topology(IB_SPEC) == ib_net
+
+
+@pytest.mark.parametrize("spec, expected", [
+    (f"slurm:{CONF},hosts=10Gbit/s,speed=3", "unknown option 'speed' (options: hosts, switches, rates)"),
+    (f"slurm:{CONF},hosts=10Gbit/s,hosts=1Gbit/s", "option hosts given twice"),
+    (f"slurm:{CONF},hosts=ten", "hosts: expected a rate in bytes/s"),
+    ("slurm:", "expected slurm:PATH"),
+    (f"infiniband:{FABRIC}", "expected infiniband:NETDISCOVER,LFTS"),
+    ("infiniband:nothere.txt,lfts.txt", "nothere.txt: no such file"),
+])
+def test_a_bad_spec_is_one_line(spec, expected):
+    with pytest.raises(TopologyError) as e:
+        resolve_topology(spec)
+    one_line(e, expected)
+
+
+@pytest.mark.parametrize("path, expected", [(CONF, "read it as slurm:"), (FABRIC, "read it as infiniband:")])
+def test_a_fabric_file_given_as_a_topology_file_says_how_to_read_it(path, expected):
+    with pytest.raises(TopologyError) as e:
+        resolve_topology(path)
+    assert one_line(e, expected).startswith(f"{path}: ")
+
+
+def test_bound_on_both_fabrics_from_the_command_line(capsys):
+    code, out, err = run(capsys, "bound", "--topology", SLURM_SPEC, "--traffic", "all-to-all", "--json")
+    assert code == 0, err
+    assert json.loads(out)["duration_s"] == pytest.approx(0.0056)
+    code, out, err = run(capsys, "bound", "--topology", IB_SPEC, "--traffic", "all-to-all", "--json")
+    assert code == 0, err
+    assert sorted(json.loads(out)["bottlenecks"]) == ["leaf2>node4", "node4>leaf2"]
+
+
+def test_plan_show_and_export_from_the_command_line(capsys, tmp_path):
+    code, _, err = run(capsys, "plan", "--topology", IB_SPEC, "--output", str(tmp_path / "s.json"))
+    assert code == 0, err
+    code, out, err = run(capsys, "topology", "show", SLURM_SPEC, "--json")
+    assert code == 0, err
+    assert json.loads(out)["hosts_per_switch"] == {"leaf0": 4, "leaf1": 4}
+    for spec, name in ((SLURM_SPEC, "slurm.yaml"), (IB_SPEC, "ib.yaml")):
+        code, _, err = run(capsys, "topology", "export", spec, "--output", str(tmp_path / name))
+        assert code == 0, err
+        net, back = resolve_topology(spec), load_topology(tmp_path / name)
+        assert all(back.route(s, d) == net.route(s, d) for s in net.hosts() for d in net.hosts())
+
+
+@pytest.mark.parametrize("make_spec, expected", [
+    (lambda tmp: f"slurm:{variant(tmp, CONF, 'Switches=leaf[0-1]', 'Switches=leaf[0-2]')},hosts=1,switches=1",
+     "line 7: switch leaf2 has no SwitchName line"),
+    (lambda tmp: f"slurm:{CONF},hosts=1", "no rate for the cables of switch root down: give switches=RATE"),
+    (lambda tmp: f"infiniband:{FABRIC},{variant(tmp, LFTS, LEAF1_TO_NODE3, LEAF1_TO_NODE3.replace('005', '009'))}",
+     "switch leaf1 sends LID 0x000d (node3) out of port 9, which has no cable"),
+])
+def test_a_bad_fabric_on_the_command_line_is_one_line_without_traceback(capsys, tmp_path, make_spec, expected):
+    code, out, err = run(capsys, "bound", "--topology", make_spec(tmp_path))
+    assert code == 2
+    assert err.startswith("liquidsched: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert expected in err

@@ -234,7 +234,24 @@ def load_topology(path: str | os.PathLike) -> Network:
     :mod:`liquidsched.io.simgrid`)."""
     if _is_platform(path):
         return load_platform(path)
-    return topology_from_dict(read_document(path, E), str(path))
+    try:
+        return topology_from_dict(read_document(path, E), str(path))
+    except TopologyError:
+        _refuse_fabric_description(path)
+        raise
+
+
+def _refuse_fabric_description(path: str | os.PathLike) -> None:
+    """A Slurm or InfiniBand file read as a topology file fails as YAML; say how to read it."""
+    from .files import read_text
+    from .infiniband import looks_like_infiniband
+    from .slurm import looks_like_topology_conf
+
+    text = read_text(path, E)
+    if looks_like_topology_conf(text):
+        raise E(f"{path}: a Slurm topology.conf: read it as slurm:{path},hosts=RATE,switches=RATE") from None
+    if looks_like_infiniband(text):
+        raise E(f"{path}: InfiniBand diagnostics output: read it as infiniband:NETDISCOVER,LFTS") from None
 
 
 def save_topology(net: Network, path: str | os.PathLike) -> None:

@@ -103,14 +103,20 @@ def build_topology(spec: str) -> Network:
 
 
 def resolve_topology(spec: str | os.PathLike) -> Network:
-    """A topology from a file path (YAML, JSON or a SimGrid platform) or a built-in name with
-    parameters."""
+    """A topology from a file path (YAML, JSON or a SimGrid platform), a built-in name with
+    parameters, or a fabric: ``slurm:PATH[,hosts=RATE][,switches=RATE][,rates=FILE]``
+    (:mod:`liquidsched.io.slurm`) or ``infiniband:NETDISCOVER,LFTS`` (:mod:`liquidsched.io.infiniband`)."""
     from ..io.topology import load_topology
 
     text = str(spec)
     name = text.partition(":")[0]
     if name in BUILDERS:
         return build_topology(text)
+    if name in ("slurm", "infiniband"):
+        from ..io import infiniband, slurm
+
+        load = slurm.load_slurm_spec if name == "slurm" else infiniband.load_infiniband_spec
+        return load(text.partition(":")[2])
     if Path(text).suffix.lower() in (".yaml", ".yml", ".json", ".xml") or Path(text).exists():
         return load_topology(text)
     raise TopologyError(f"unknown topology {name!r}: not a built-in ({', '.join(BUILDERS)}) nor a file")
