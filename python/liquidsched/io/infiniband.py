@@ -243,17 +243,18 @@ def _port(line: str, node: IbNode, at: str, number: int) -> PortLine:
     if not info_match:
         shape = "# lid N lmc N \"description\" lid N 4xEDR" if is_ca else "# \"description\" lid N 4xEDR"
         raise E(f"{at}: expected {shape!r} after the ports, got {info[:60]!r}")
-    groups = info_match.groups()
-    own_lid, peer_lid, rate_text, extra = (int(groups[0]), int(groups[3]), groups[4], groups[5]) if is_ca else (
-        None, int(groups[1]), groups[2], groups[3])
+    if is_ca:  # lid N lmc N "description" lid N rate
+        own_lid, _lmc, _description, peer_lid, rate_text, extra = info_match.groups()
+    else:  # "description" lid N rate
+        own_lid, (_description, peer_lid, rate_text, extra) = None, info_match.groups()
     if not _EXTRA.match(extra):
         raise E(f"{at}: unexpected text after the link rate: {extra.strip()!r}")
     try:
         rate = link_rate_Bps(rate_text)
     except ValueError as e:
         raise E(f"{at}: {e}") from None
-    return PortLine(int(port), int(peer_guid, 16), int(peer_port), peer_lid, rate, number,
-                    int(own_guid, 16) if own_guid else None, own_lid)
+    return PortLine(int(port), int(peer_guid, 16), int(peer_port), int(peer_lid), rate, number,
+                    int(own_guid, 16) if own_guid else None, int(own_lid) if own_lid else None)
 
 
 def _label(node: IbNode) -> str:

@@ -557,6 +557,8 @@ def load_slurm_spec(spec: str) -> Network:
             raise E(f"slurm:{spec}: unknown option {key!r} (options: {', '.join(_SPEC_OPTIONS)})")
         if key in options:
             raise E(f"slurm:{spec}: option {key} given twice")
+        if not value:
+            raise E(f"slurm:{spec}: option {key}: empty")
         options[key] = read_rate(value, f"slurm:{spec}: {key}", E) if key != "rates" else value
     if not path:
         raise E(f"slurm:{spec}: expected slurm:PATH[,hosts=RATE][,switches=RATE][,rates=FILE]")
