@@ -40,20 +40,21 @@ def wait_any(requests: list[MPI.Request]) -> int:
 class RankExchange:
     """One rank's buffers and messages, and the ways of exchanging them."""
 
-    def __init__(self, comm: MPI.Comm, plan: ExchangePlan, seed: int, window: int | None = None) -> None:
+    def __init__(self, comm: MPI.Comm, plan: ExchangePlan, seed: int, window: int | None = None,
+                 buffers: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """``buffers``: an application's send and receive buffers (bytes, where the plan's
+        offsets point); without them, buffers of the plan's layout filled with each transfer's
+        pattern, to be checked after each run."""
         self.comm = comm
         self.notes = comm.Dup()
         self.plan = plan
         self.rank = comm.Get_rank()
         me = self.rank
-        self.send = np.zeros(max(plan.send_bytes[me], 1), np.uint8)
-        self.recv = np.zeros(max(plan.recv_bytes[me], 1), np.uint8)
-        self.expected = np.zeros_like(self.recv)
-        for i, (src, dst, nbytes, s_off, r_off) in enumerate(plan.regions):
-            if src == me:
-                self.send[s_off:s_off + nbytes] = pattern(i, nbytes, seed)
-            if dst == me:
-                self.expected[r_off:r_off + nbytes] = pattern(i, nbytes, seed)
+        if buffers is not None:
+            self.send, self.recv = buffers
+            self.expected = None
+        else:
+            self.send, self.recv, self.expected = self.patterned_buffers(seed)
         self.outgoing = [m for m in plan.messages if m.src == me]
         self.incoming = [m for m in plan.messages if m.dst == me and m.src != me]
         frames = 1 + max((m.frame for m in plan.messages), default=-1)
@@ -72,6 +73,20 @@ class RankExchange:
         self.block: np.ndarray | None = None
         #: bytes of each rank's block to every other, for MPI_Alltoall (:meth:`prepare_alltoall`)
         self.block_bytes = 0
+
+    def patterned_buffers(self, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Send and receive buffers of the plan's layout, what is sent filled with each
+        transfer's pattern, and what should be received."""
+        plan, me = self.plan, self.rank
+        send = np.zeros(max(plan.send_bytes[me], 1), np.uint8)
+        recv = np.zeros(max(plan.recv_bytes[me], 1), np.uint8)
+        expected = np.zeros_like(recv)
+        for i, (src, dst, nbytes, s_off, r_off) in enumerate(plan.regions):
+            if src == me:
+                send[s_off:s_off + nbytes] = pattern(i, nbytes, seed)
+            if dst == me:
+                expected[r_off:r_off + nbytes] = pattern(i, nbytes, seed)
+        return send, recv, expected
 
     # -- the pieces of an exchange ------------------------------------------------------------
 

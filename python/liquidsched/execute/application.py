@@ -1,0 +1,286 @@
+"""Liquid schedules inside an mpi4py application: plan an exchange once, run it on the
+application's own buffers as often as needed.
+
+.. code-block:: python
+
+    from mpi4py import MPI
+    import numpy as np
+    from liquidsched.execute.application import plan_alltoallv
+
+    comm = MPI.COMM_WORLD
+    counts = [1000] * comm.size                       # this rank's elements to each rank
+    plan = plan_alltoallv(comm, "hierarchical:d1=4,d2=2", counts, itemsize=8)
+    send = np.ones(sum(counts)); recv = np.empty(sum(plan.recvcounts))
+    for step in range(100):
+        plan.alltoallv(send, recv)                    # as MPI_Alltoallv would, by the schedule
+
+Planning is collective: every rank gives its own send counts (and displacements); the counts
+are gathered, rank 0 plans the traffic between the ranks' hosts (rank ``r`` on the r-th host
+of the network unless ``hosts`` says otherwise; one rank per host) and broadcasts the schedule.
+Each call then moves the bytes in one of ``liquidsched run``'s modes (:data:`MODES`): frame by
+frame, barrier-free, all at once, ``MPI_Alltoallv`` itself, or paper 002's shuffle and pairwise
+exchanges (of the shuffle and pairwise schedulers' schedules). A rank's message to itself is
+copied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..network import Network
+from ..schedule import Schedule
+from ..traffic import Traffic, Transfer
+from .plan import MODES, ExchangePlan, Message, exchange_plan
+
+#: The algorithm each mode runs by default: the paper 002 modes their own scheduler's; the others
+#: the liquid search for messages of equal times, the weighted scheduler for uneven ones.
+STEPPED_MODES = ("shuffle", "pairwise")
+
+
+def _byte_view(buffer: Any, what: str) -> np.ndarray:
+    """A writable one-dimensional uint8 view of an application buffer (numpy array, bytearray,
+    anything with the buffer protocol)."""
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise InputError(f"{what}: expected a buffer (a numpy array, a bytearray, ...), got "
+                         f"{type(buffer).__name__}") from None
+    if not view.c_contiguous:
+        raise InputError(f"{what}: the buffer must be contiguous")
+    return np.frombuffer(view.cast("B"), dtype=np.uint8) if view.nbytes else np.zeros(0, np.uint8)
+
+
+def _counts(values: Sequence[int] | None, size: int, what: str) -> list[int]:
+    if values is None or len(values) != size:
+        raise InputError(f"{what}: expected {size} values (one per rank), got "
+                         f"{'none' if values is None else len(values)}")
+    out = [int(v) for v in values]
+    if any(v < 0 for v in out):
+        raise InputError(f"{what}: counts and displacements must be >= 0")
+    return out
+
+
+def _packed(counts: list[int]) -> list[int]:
+    """Displacements of messages packed one after the other, in rank order."""
+    return [sum(counts[:k]) for k in range(len(counts))]
+
+
+@dataclasses.dataclass
+class PersistentExchange:
+    """An exchange planned for a communicator and counts; :meth:`alltoallv` runs it."""
+
+    comm: Any
+    mode: str
+    schedule: Schedule | None
+    #: this rank's counts and displacements in elements of ``itemsize`` bytes
+    sendcounts: list[int]
+    sdispls: list[int]
+    recvcounts: list[int]
+    rdispls: list[int]
+    itemsize: int
+    #: the plan in the sub-communicator of the ranks that send or receive across the network
+    plan: ExchangePlan | None
+    sub: Any
+    window: int | None = None
+    #: this rank's :class:`~liquidsched.execute.worker.RankExchange` (None off the network)
+    runner: Any = None
+
+    def alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
+        """Send ``sendbuf``'s messages and receive into ``recvbuf`` by the plan, as
+        ``MPI_Alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls)`` would.
+
+        Raises
+        ------
+        InputError
+            when a buffer is too small for the counts and displacements it was planned with.
+        """
+        send, recv = _byte_view(sendbuf, "sendbuf"), _byte_view(recvbuf, "recvbuf")
+        if recv.flags.writeable is False:
+            raise InputError("recvbuf: the buffer is read-only")
+        self._check_size(send, self.sendcounts, self.sdispls, "sendbuf")
+        self._check_size(recv, self.recvcounts, self.rdispls, "recvbuf")
+        if self.mode == "alltoallv":
+            b = self.itemsize
+            self.comm.Alltoallv([send, ([c * b for c in self.sendcounts], [d * b for d in self.sdispls]), "B"],
+                                [recv, ([c * b for c in self.recvcounts], [d * b for d in self.rdispls]), "B"])
+            return
+        me, b = self.comm.Get_rank(), self.itemsize
+        n = self.sendcounts[me] * b
+        recv[self.rdispls[me] * b:self.rdispls[me] * b + n] = send[self.sdispls[me] * b:self.sdispls[me] * b + n]
+        if self.runner is not None:
+            self.runner.send, self.runner.recv = send, recv
+            self.runner.run(self.mode)
+
+    alltoall = alltoallv
+
+    def _check_size(self, buf: np.ndarray, counts: list[int], displs: list[int], what: str) -> None:
+        need = max((d + c for c, d in zip(counts, displs) if c), default=0) * self.itemsize
+        if buf.size < need:
+            raise InputError(f"{what}: {buf.size} bytes, but the counts and displacements reach byte {need}")
+
+    def free(self) -> None:
+        """Free the communicators the plan runs on."""
+        if self.runner is not None:
+            self.runner.notes.Free()
+            self.runner = None
+        if self.sub is not None and self.sub != _comm_null():
+            self.sub.Free()
+        self.sub = None
+
+
+def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int], *,
+                   sdispls: Sequence[int] | None = None, recvcounts: Sequence[int] | None = None,
+                   rdispls: Sequence[int] | None = None, itemsize: int = 1, hosts: Sequence[str] | None = None,
+                   algorithm: str = "auto", mode: str = "frames", **options: Any) -> PersistentExchange:
+    """Plan, collectively, the ``MPI_Alltoallv`` every rank of ``comm`` describes by its counts.
+
+    Parameters
+    ----------
+    comm
+        An mpi4py intracommunicator.
+    topology
+        The network: a :class:`~liquidsched.network.Network`, a built-in name or a file.
+    sendcounts, sdispls, recvcounts, rdispls
+        This rank's counts and displacements, in elements of ``itemsize`` bytes, as
+        ``MPI_Alltoallv`` takes them; displacements default to packed, receive counts to what
+        the other ranks send.
+    hosts
+        The host of each rank of ``comm`` (default: the network's first hosts, in order); one
+        rank per host.
+    algorithm, options
+        The scheduler (:func:`liquidsched.plan`) and its options. ``auto``: the mode's own for
+        shuffle and pairwise, else the liquid search when every message takes the same time,
+        the weighted scheduler otherwise.
+    mode
+        One of :data:`liquidsched.execute.plan.MODES`.
+
+    Raises
+    ------
+    InputError
+        on counts of the wrong length, an unknown mode, hosts that are not the network's or
+        repeat, a rank whose receive counts do not match what the others send.
+    """
+    from ..schedulers import plan as schedule_traffic
+    from ..topologies import resolve_topology
+
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
+    if itemsize < 1:
+        raise InputError(f"itemsize must be at least 1 byte, got {itemsize}")
+    size, me = comm.Get_size(), comm.Get_rank()
+    net = topology if isinstance(topology, Network) else resolve_topology(topology)
+    rank_hosts = list(hosts) if hosts is not None else net.hosts()[:size]
+    _check_hosts(net, rank_hosts, size)
+    sendcounts = _counts(sendcounts, size, "sendcounts")
+    matrix = comm.allgather(sendcounts)
+    sent_to_me = [matrix[i][me] for i in range(size)]
+    recvcounts = _counts(recvcounts, size, "recvcounts") if recvcounts is not None else sent_to_me
+    sdispls = _counts(sdispls, size, "sdispls") if sdispls is not None else _packed(sendcounts)
+    rdispls = _counts(rdispls, size, "rdispls") if rdispls is not None else _packed(recvcounts)
+    mismatch = comm.allreduce(int(recvcounts != sent_to_me), op=_mpi_sum())
+    if mismatch:
+        raise InputError(f"{mismatch} rank(s) expect other counts than the ones sent to them")
+    traffic = _traffic(matrix, rank_hosts, itemsize)
+    schedule = None
+    if traffic is not None and me == 0:
+        name = _algorithm(net, traffic, algorithm, mode)
+        schedule = schedule_traffic(net, traffic, name, **options)
+    doc = comm.bcast(schedule.to_dict() if schedule is not None else None, root=0)
+    schedule = Schedule.from_dict(doc) if doc is not None else None
+    exchange = PersistentExchange(comm, mode, schedule, sendcounts, sdispls, recvcounts, rdispls, itemsize, None, None)
+    if schedule is not None:
+        exchange.window = schedule.info.parameters.get("window") if mode == "shuffle" else None
+        _place(exchange, exchange_plan(schedule), rank_hosts)
+    return exchange
+
+
+def plan_alltoall(comm: Any, topology: str | Network, count: int, *, itemsize: int = 1,
+                  **kwargs: Any) -> PersistentExchange:
+    """:func:`plan_alltoallv` of ``count`` elements from every rank to every rank."""
+    size = comm.Get_size()
+    return plan_alltoallv(comm, topology, [count] * size, itemsize=itemsize, **kwargs)
+
+
+def _mpi_sum() -> Any:
+    from mpi4py import MPI
+
+    return MPI.SUM
+
+
+def _check_hosts(net: Network, rank_hosts: list[str], size: int) -> None:
+    if len(rank_hosts) != size:
+        raise InputError(f"{size} ranks but {len(rank_hosts)} hosts ({net.name} has {len(net.hosts())})")
+    unknown = [h for h in rank_hosts if h not in net.nodes or net.nodes[h].kind != "host"]
+    if unknown:
+        raise InputError(f"host {unknown[0]!r} is not a host of {net.name}")
+    twice = sorted({h for h in rank_hosts if rank_hosts.count(h) > 1})
+    if twice:
+        raise InputError(f"host {twice[0]!r} has two ranks: one rank per host")
+
+
+def _traffic(matrix: list[list[int]], rank_hosts: list[str], itemsize: int) -> Traffic | None:
+    """The messages between distinct ranks as transfers between their hosts (None: none)."""
+    size = len(rank_hosts)
+    transfers = [Transfer(rank_hosts[i], rank_hosts[j], matrix[i][j] * itemsize)
+                 for i in range(size) for j in range(size) if i != j and matrix[i][j]]
+    return Traffic(transfers, "application alltoallv") if transfers else None
+
+
+def _algorithm(net: Network, traffic: Traffic, algorithm: str, mode: str) -> str:
+    if algorithm != "auto":
+        return algorithm
+    if mode in STEPPED_MODES:
+        return mode
+    from ..bounds import transfer_slot_times_s
+
+    return "liquid" if len(set(transfer_slot_times_s(net, traffic))) == 1 else "weighted"
+
+
+def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[str]) -> None:
+    """Run ``plan`` on a sub-communicator whose rank ``k`` is the plan's rank ``k``, its
+    offsets moved into the application's buffers."""
+    comm = exchange.comm
+    rank_of = {h: r for r, h in enumerate(rank_hosts)}
+    comm_rank = [rank_of[h] for h in plan.hosts]
+    me = comm.Get_rank()
+    mine = comm_rank.index(me) if me in comm_rank else None
+    exchange.sub = comm.Split(0 if mine is not None else _undefined(), mine or 0)
+    if mine is None:
+        return
+    b = exchange.itemsize
+    # A rank reads and writes only its own buffers: only its own messages need moving.
+    regions, messages = [], []
+    starts = {}
+    for i, (src, dst, nbytes, s_off, r_off) in enumerate(plan.regions):
+        s_new = exchange.sdispls[comm_rank[dst]] * b if src == mine else s_off
+        r_new = exchange.rdispls[comm_rank[src]] * b if dst == mine else r_off
+        regions.append((src, dst, nbytes, s_new, r_new))
+        starts[i] = (s_new - s_off, r_new - r_off)
+    for m in plan.messages:
+        ds, dr = starts[m.transfer]
+        messages.append(dataclasses.replace(m, send_offset=m.send_offset + ds, recv_offset=m.recv_offset + dr))
+    exchange.plan = dataclasses.replace(plan, messages=messages, regions=regions)
+    from .worker import RankExchange
+
+    # Made once: it duplicates the communicator for its notifications (a collective call).
+    empty = np.zeros(0, np.uint8)
+    exchange.runner = RankExchange(exchange.sub, exchange.plan, 0, exchange.window, buffers=(empty, empty))
+
+
+def _comm_null() -> Any:
+    from mpi4py import MPI
+
+    return MPI.COMM_NULL
+
+
+def _undefined() -> int:
+    from mpi4py import MPI
+
+    return MPI.UNDEFINED
+
+
+__all__ = ["PersistentExchange", "plan_alltoall", "plan_alltoallv"]
