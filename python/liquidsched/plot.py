@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import NullLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .io.output import plot_format, write_output  # noqa: E402
@@ -154,4 +155,50 @@ def plot_steady(report: dict, path: str | os.PathLike) -> None:
     ax.set_ylabel("operations per second")
     ax.set_title(f"series of {report['operation']} on {report['platform']}")
     ax.legend()
+    _save(fig, path)
+
+
+def plot_message_sizes(report: dict, path: str | os.PathLike) -> None:
+    """A message-size sweep (the JSON of ``liquidsched run --sizes``): the median time (a band
+    from the fastest run to the p95) and the throughput against the size, log axes, one line per
+    mode; the liquid throughput, and the time it gives, where the run was on the modelled
+    network (elsewhere the bound is not what was measured, so it is left out)."""
+    from .execute.sizes import format_size
+
+    plot_format(path)
+    points = report["sizes"]
+    sizes = [p["size_bytes"] for p in points]
+    modes = list(dict.fromkeys(m["mode"] for p in points for m in p["modes"]))
+    fig, (time_ax, rate_ax) = plt.subplots(1, 2, figsize=(13, 4.8))
+    for k, mode in enumerate(modes):
+        rows = [(p["size_bytes"], m) for p in points for m in p["modes"] if m["mode"] == mode]
+        x = [size for size, _ in rows]
+        colour = f"C{k % 10}"
+        time_ax.plot(x, [m["median_s"] * 1e3 for _, m in rows], "o-", color=colour, ms=4, label=mode)
+        time_ax.fill_between(x, [m["min_s"] * 1e3 for _, m in rows], [m["p95_s"] * 1e3 for _, m in rows],
+                             color=colour, alpha=0.15, lw=0)
+        rate_ax.plot(x, [m["throughput_Bps"] / 1e6 for _, m in rows], "o-", color=colour, ms=4, label=mode)
+    liquid = [(p["size_bytes"], p["network_bytes"], p["liquid_throughput_Bps"]) for p in points
+              if p.get("liquid_throughput_Bps")]
+    if report.get("comparable_to_bound") and liquid:
+        time_ax.plot([s for s, _, _ in liquid], [b / rate * 1e3 for _, b, rate in liquid], "k--", lw=1.2,
+                     label="liquid throughput's time (bound)")
+        rate_ax.plot([s for s, _, _ in liquid], [rate / 1e6 for _, _, rate in liquid], "k--", lw=1.2,
+                     label="liquid throughput (bound)")
+    for ax, label in ((time_ax, "time per exchange (ms): median, band min to p95"),
+                      (rate_ax, "throughput (MB/s): network bytes / median")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(sizes, [format_size(s) for s in sizes], rotation=45 if len(sizes) > 6 else 0, fontsize=8)
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("size of every transfer")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+    about = report.get("metadata", {})
+    note = "" if report.get("comparable_to_bound") else " (not the modelled network: no bound drawn)"
+    fig.suptitle(f"{about.get('topology', '')}: {about.get('traffic', '')}, {about.get('algorithm', '')}; "
+                 f"network {report.get('network', '')}{note}; {' '.join(report.get('mpi_library', '').split())}",
+                 fontsize=10)
+    fig.tight_layout()
     _save(fig, path)

@@ -62,6 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser(argv).parse_args(argv)
+    # Kept for the reports that say what was run (run's JSON metadata).
+    args.command_line = ["liquidsched", *argv]
     try:
         check_outputs(args)
         return args.run(args)

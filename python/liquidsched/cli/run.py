@@ -47,6 +47,15 @@ def _modes(text: str) -> list[str]:
     return modes
 
 
+def _sizes(text: str) -> list[int]:
+    from ..execute.sizes import parse_sizes
+
+    try:
+        return parse_sizes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def predictions(schedule: Schedule, modes: list[str],
                 mode_schedules: dict[str, Schedule] | None = None) -> dict[str, float | None]:
     """The simulator's ratio to the liquid throughput for each mode (of its own schedule, see
@@ -99,14 +108,22 @@ def checked_schedule(schedule: Schedule, force: bool, where: str) -> list[str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ..execute import check_memory, exchange_plan
+    from ..execute.metadata import utc_now
 
     if args.on_modelled_network and (args.emulate or args.prefix):
         raise InputError("--on-modelled-network declares a network other than an emulated one; "
                          "it cannot be given with --emulate or --prefix")
+    if args.plot and not args.sizes:
+        raise InputError("--plot draws a --sizes sweep; a run at one size has its table and --output")
+    if args.sizes and args.size is not None:
+        raise InputError("--size and --sizes both set the transfers' size: give one")
     launcher, mpiexec_args = launcher_of(args), launcher_args(args)
     stepped = any(m in STEPPED_MODES for m in args.modes)
     schedule = schedule_from_args(args, shared=STEPPED_OPTIONS if stepped else ())
     violations = checked_schedule(schedule, args.force, args.schedule or "the schedule")
+    validity = {"schedule_valid": not violations, "violations": violations}
+    if args.sizes:
+        return cmd_run_sizes(args, schedule, launcher, mpiexec_args, validity)
     mode_schedules = stepped_schedules(args, schedule, args.modes)
     plan = exchange_plan(schedule)
     if not (args.on_modelled_network or mpiexec_args or launcher.kind == "srun"):
@@ -114,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_memory(plan)
     title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
              f"({schedule.length} frames)")
-    validity = {"schedule_valid": not violations, "violations": violations}
+    started = utc_now()
     with emulated_hosts(schedule.network, args.emulate, args.prefix) as namespace:
         if namespace is not None:
             err.print(f"emulated network up: {len(namespace)} namespaces")
@@ -127,9 +144,130 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   mode_schedules=mode_schedules, launcher=launcher)
         except ExchangeFailedError as e:
             if e.partial is not None:
-                report_result(args, e.partial, schedule, title, validity | {"failed": str(e)}, mode_schedules)
+                about = metadata(args, schedule, launcher, mpiexec_args, e.partial.mpi_library, started)
+                report_result(args, e.partial, schedule, title, validity | {"failed": str(e), "metadata": about},
+                              mode_schedules)
             raise
-    return report_result(args, result, schedule, title, validity, mode_schedules)
+    about = metadata(args, schedule, launcher, mpiexec_args, result.mpi_library, started)
+    return report_result(args, result, schedule, title, validity | {"metadata": about}, mode_schedules)
+
+
+def metadata(args: argparse.Namespace, schedule: Schedule, launcher: Any, mpiexec_args: list[str],
+             mpi_library: str, started: str, sizes: list[int] | None = None) -> dict[str, Any]:
+    """What the run was (:func:`~liquidsched.execute.metadata.run_metadata`)."""
+    from ..execute.metadata import run_metadata
+
+    return run_metadata(topology=schedule.network.name, traffic=schedule.traffic.name,
+                        algorithm=schedule.info.algorithm, modes=args.modes, repeats=args.repeats,
+                        warmup=args.warmup, mpi_library=mpi_library, launcher=launcher, launcher_args=mpiexec_args,
+                        timeout_s=args.timeout, sizes_bytes=sizes, started_utc=started,
+                        command_line=getattr(args, "command_line", None))
+
+
+def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, mpiexec_args: list[str],
+                  validity: dict[str, Any]) -> int:
+    """``run --sizes``: every mode at every size, with a progress bar over the sizes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..execute.metadata import utc_now
+    from ..execute.sizes import SizedSchedules, SizesFailedError, format_size, run_sizes
+    from ..schedulers import plan
+
+    sizes = args.sizes
+    stepped = any(m in STEPPED_MODES for m in args.modes)
+    replan = None
+    if not args.schedule:
+        # The options as schedule_from_args took them, for the same scheduler at another size.
+        options = algorithm_options(args, args.algorithm, shared=STEPPED_OPTIONS if stepped else ())
+        replan = lambda traffic: plan(schedule.network, traffic, args.algorithm, **options)  # noqa: E731
+    sized = SizedSchedules(schedule, replan)
+    own = (lambda s: stepped_schedules(args, s, args.modes)) if stepped else None
+    started = utc_now()
+    with emulated_hosts(schedule.network, args.emulate, args.prefix) as namespace:
+        err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers at {len(sizes)} sizes "
+                  f"({format_size(sizes[0])} to {format_size(sizes[-1])}): {', '.join(args.modes)}, "
+                  f"{args.warmup} warm-up and {args.repeats} timed runs each")
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as progress:
+            task = progress.add_task(f"size {format_size(sizes[0])}", total=len(sizes))
+
+            def advance(done: int, total: int) -> None:
+                shown = f"size {format_size(sizes[done])}" if done < total else "sizes"
+                progress.update(task, completed=done, description=shown)
+
+            try:
+                result = run_sizes(sized, sizes, args.modes, own, advance, repeats=args.repeats, warmup=args.warmup,
+                                   verify=not args.no_verify, namespaces=namespace, timeout_s=args.timeout,
+                                   mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network,
+                                   launcher=launcher)
+            except SizesFailedError as e:
+                if e.partial.points:
+                    about = metadata(args, schedule, launcher, mpiexec_args, e.partial.mpi_library, started, sizes)
+                    report_sizes(args, e.partial, schedule, validity | {"failed": str(e), "metadata": about})
+                raise
+    about = metadata(args, schedule, launcher, mpiexec_args, result.mpi_library, started, sizes)
+    return report_sizes(args, result, schedule, validity | {"metadata": about})
+
+
+def report_sizes(args: argparse.Namespace, result: Any, schedule: Schedule, extra: dict[str, Any]) -> int:
+    """Write (``--output``), plot (``--plot``) and print a sweep; the exit status (1 when bytes
+    were wrong)."""
+    doc = {"metadata": extra.pop("metadata"), **result.to_dict(), **extra}
+    if args.output:
+        write_document(doc, args.output)
+    if args.plot:
+        from ..plot import plot_message_sizes
+
+        plot_message_sizes(doc, args.plot)
+    if args.json:
+        print_json(doc)
+    else:
+        table = sizes_table(result, f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm}; "
+                                   f"{args.repeats} timed runs per size and mode")
+        print_unwrapped(table)
+        liquid = result.points[0].result.info.get("liquid_throughput_Bps") if result.points else None
+        if result.comparable and liquid:
+            out.print(f"liquid throughput: {mbps(liquid)} at every size (equal transfers)", markup=False)
+        for line in report_notes(result.points[0].result, extra):
+            out.print(line, markup=False)
+    wrong = [m for p in result.points for m in p.result.modes if m.verified is False]
+    return 1 if wrong else 0
+
+
+def print_unwrapped(renderable: Any) -> None:
+    """Print on the standard output; to a file or a pipe as wide as it needs to be, since a
+    reader of a file is not held to 80 columns and a wrapped row of numbers reads badly."""
+    if out.is_terminal:
+        out.print(renderable)
+    else:
+        type(out)(file=out.file, width=200, highlight=False).print(renderable)
+
+
+def format_time(seconds: float) -> str:
+    """A time in µs below a millisecond, in ms below a second, else in s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.3f} s"
+
+
+def sizes_table(result: Any, title: str) -> Table:
+    """Sizes as rows, one row per mode within each: the timed runs' statistics, the throughput
+    (median) and, on the modelled network only, its ratio to the liquid throughput."""
+    from ..execute.sizes import format_size
+
+    table = Table(title=title, caption=f"network: {result.network}; p95: nearest rank; throughput: bytes that "
+                                       "cross the network / median")
+    for name in ("size", "mode", "mean", "std", "min", "median", "p95", "throughput", "of liquid", "bytes"):
+        table.add_column(name, justify="left" if name in ("size", "mode", "bytes") else "right")
+    for point in result.points:
+        rows = point.mode_rows()
+        for k, row in enumerate(rows):
+            ratio = "n/a" if row["ratio_to_bound"] is None else f"{row['ratio_to_bound']:.1%}"
+            check = {True: "exact", False: "WRONG", None: "not checked"}[row["verified"]]
+            table.add_row(format_size(point.size_bytes) if k == 0 else "", row["mode"],
+                          *(format_time(row[key]) for key in ("mean_s", "std_s", "min_s", "median_s", "p95_s")),
+                          mbps(row["throughput_Bps"]), ratio, check, end_section=k == len(rows) - 1)
+    return table
 
 
 def report_result(args: argparse.Namespace, result: ExchangeResult, schedule: Schedule, title: str,
@@ -246,6 +384,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="declare that the ranks run on the modelled network (a cluster, with its host file in "
                         "--launcher-args): only then, or emulated, is the ratio to the liquid throughput shown")
     p.add_argument("--force", action="store_true", help="run a schedule that check finds invalid (the report says so)")
+    p.add_argument("--sizes", type=_sizes, metavar="FIRST:LAST:xK|FIRST:LAST:+STEP|A,B,...",
+                   help="run at each of these sizes (units allowed, e.g. 1KiB:64MiB:x4), every transfer carrying it: "
+                        "an all-to-all-like traffic of equal transfers; mean, std, min, median and p95 per size and "
+                        "mode")
+    p.add_argument("--plot", metavar="FILE.png|pdf|svg", help="with --sizes: time and throughput against size")
     p.add_argument("--output", metavar="RESULTS.json", help="write the measurements (- for standard output)")
     p.set_defaults(run=cmd_run)
 
