@@ -1,5 +1,5 @@
 """Plots of results people compare (matplotlib without a display; PNG, PDF or SVG by the file's
-extension)."""
+extension, any other refused before anything is computed)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -23,33 +24,40 @@ def _save(fig, path: str | os.PathLike) -> None:
     """Write ``fig`` in the format of ``path``'s extension, whole or not at all."""
     buffer = io.BytesIO()
     try:
-        fig.savefig(buffer, format=plot_format(path), dpi=120)
+        # A tight box keeps legends placed outside the axes inside the picture.
+        fig.savefig(buffer, format=plot_format(path), dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
     write_output(path, buffer.getvalue())
 
 
 def plot_sweep(result: SweepResult, path: str | os.PathLike) -> None:
-    """Liquid throughput of every class, sorted by host count then throughput, with the
-    throughput of an ideal crossbar beside it (as paper 001 Fig. 6)."""
-    classes = result.classes
-    x = range(len(classes))
-    liquid = [float(c.liquid_throughput_Bps) / 1e6 for c in classes]
-    crossbar = [float(c.crossbar_throughput_Bps) / 1e6 for c in classes]
-    fig, ax = plt.subplots(figsize=(11, 5))
-    ax.plot(x, crossbar, color="0.6", lw=1.5, label="full crossbar")
-    ax.plot(x, liquid, ".", color="tab:blue", ms=4, label="liquid throughput")
-    starts = [i for i, c in enumerate(classes) if i == 0 or c.hosts != classes[i - 1].hosts]
-    # Label a host count only where there is room for it: small counts have one class each.
-    ticks, gap = [], max(1, len(classes) // 40)
-    for i in starts:
-        if not ticks or i - ticks[-1] >= gap:
-            ticks.append(i)
-    ax.set_xticks(ticks, [str(classes[i].hosts) for i in ticks])
-    ax.set_xlabel("sub-topology classes, by number of hosts (tick: first class with that many hosts)")
+    """Liquid throughput of every class against its host count, every host count labelled, with
+    the throughput of an ideal crossbar of as many hosts (as paper 001 Fig. 6). The classes of
+    one host count are spread across its column, lowest throughput on the left."""
+    plot_format(path)
+    by_count: dict[int, list] = {}
+    for c in result.classes:
+        by_count.setdefault(c.hosts, []).append(c)
+    counts = sorted(by_count)
+    xs, liquid = [], []
+    for n in counts:
+        group = sorted(by_count[n], key=lambda c: c.liquid_throughput_Bps)
+        for i, c in enumerate(group):
+            xs.append(n if len(group) == 1 else n - 0.35 + 0.7 * i / (len(group) - 1))
+            liquid.append(float(c.liquid_throughput_Bps) / 1e6)
+    crossbar = [max(float(c.crossbar_throughput_Bps) for c in by_count[n]) / 1e6 for n in counts]
+    fig, ax = plt.subplots(figsize=(min(40, max(11, 0.25 * len(counts))), 5))
+    ax.plot(counts, crossbar, color="0.6", lw=1.5, label="full crossbar")
+    ax.plot(xs, liquid, ".", color="tab:blue", ms=4, label="liquid throughput (one dot per class)")
+    # Every host count shown gets its label; many counts are written upright to fit.
+    many = len(counts) > 40
+    ax.set_xticks(counts, [str(n) for n in counts], rotation=90 if many else 0, fontsize=7 if many else 9)
+    ax.set_xlim(counts[0] - 0.6, counts[-1] + 0.6)
+    ax.set_xlabel("hosts (the classes of one host count spread across its column, lowest throughput left)")
     ax.set_ylabel("throughput (MB/s)")
     ax.set_title(f"{result.network}: liquid throughput of the half all-to-all, "
-                 f"{len(classes)} classes of {result.allocations} allocations")
+                 f"{len(result.classes)} classes of {result.allocations} allocations")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left")
     fig.tight_layout()
@@ -85,6 +93,7 @@ def _label_rows(ax, net, rows: list[int], load: dict[int, float], peak: float) -
 def plot_utilisation(schedule, prediction, path: str | os.PathLike) -> None:
     """Busy fraction of every resource the traffic uses (rows, most loaded first, bottlenecks
     labelled in red) over time (columns), as predicted by a simulation."""
+    plot_format(path)
     net = schedule.network
     rows, load, peak = _resources_by_load(schedule, in_time=True)
     grid = prediction.utilisation[rows, :]
@@ -106,7 +115,8 @@ def plot_schedule(schedule, path: str | os.PathLike) -> None:
     """A schedule as frames (columns, numbered from 1) against the resources its traffic uses
     (rows): a cell is shaded by the share of the resource's slots in use in that frame.
     Bottlenecks (the resources needing the most frames) are the top rows, in red; in a schedule
-    that reaches the frame bound they are full in every frame."""
+    that reaches the frame bound they are full in every frame. A legend says which is which."""
+    plot_format(path)
     net, traffic = schedule.network, schedule.traffic
     index = traffic.index
     sets = traffic.resource_sets(net)
@@ -129,6 +139,11 @@ def plot_schedule(schedule, path: str | os.PathLike) -> None:
     bottlenecks = int(hot.sum())
     ax.set_ylabel(f"resources ({len(rows)}; {bottlenecks} bottlenecks at the top, red)")
     ax.set_xlabel("frame")
+    ax.legend(handles=[Patch(facecolor=plt.get_cmap("Reds")(0.8), label="bottleneck resource: share of its slots in use"),
+                       Patch(facecolor=plt.get_cmap("Blues")(0.8), label="other resource: share of its slots in use"),
+                       Patch(facecolor="white", edgecolor="0.5", label="idle in that frame")],
+              # Below the axis label whatever the figure's height: the pad is in font sizes.
+              loc="upper center", bbox_to_anchor=(0.5, 0), borderaxespad=4.5, ncol=3, fontsize=8, frameon=False)
     info = schedule.info
     state = "liquid" if schedule.liquid else ("fewest frames, proven" if info.optimal else "not proven optimal")
     ax.set_title(f"{net.name}: {traffic.name}, {info.algorithm}\n"
@@ -142,6 +157,7 @@ def plot_schedule(schedule, path: str | os.PathLike) -> None:
 def plot_steady(report: dict, path: str | os.PathLike) -> None:
     """The throughput of K operations with the periodic schedule against K, beside the optimum
     ρ and the baseline's steady throughput (a report of ``liquidsched steady``)."""
+    plot_format(path)
     rows = report["operations"]
     fig, ax = plt.subplots(figsize=(7, 4))
     ks = [r["operations"] for r in rows]
