@@ -69,6 +69,14 @@ bench-emulated: $(STAMP)
 	@mkdir -p $(OUT)
 	$(PY) benchmarks/emulated_exchange.py --output $(OUT)/emulated-exchange.json --plot $(OUT)/emulated-exchange.png
 	$(PY) benchmarks/shuffle.py --output $(OUT)/shuffle.json --plot $(OUT)/shuffle.png
+	# Message sizes as the OSU benchmarks sweep them: two-switch (senders and receivers apart, so no
+	# MPI_Alltoall), then two switches of five full-duplex hosts with MPI_Alltoall.
+	$(LS) run --topology two-switch:capacity_Bps=100Mbit/s --traffic all-to-all --algorithm liquid --emulate \
+		--sizes 1KiB:4MiB:x4 --modes frames,barrier-free,all-at-once,alltoallv --repeats 10 \
+		--output $(OUT)/sizes-two-switch.json --plot $(OUT)/sizes-two-switch.png
+	$(LS) run --topology hierarchical:d1=5,d2=2,c1=100Mbit/s,c2=100Mbit/s --traffic all-to-all --algorithm liquid \
+		--emulate --sizes 1KiB:1MiB:x4 --modes frames,barrier-free,all-at-once,alltoallv,alltoall --repeats 5 \
+		--output $(OUT)/sizes-two-switches-full-duplex.json --plot $(OUT)/sizes-two-switches-full-duplex.png
 
 clean:
 	rm -rf $(VENV) target $(OUT)
