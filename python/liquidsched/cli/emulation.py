@@ -70,7 +70,8 @@ def add_launch_options(p: argparse.ArgumentParser, timeout_s: float | None) -> N
                         "(srun; see liquidsched hostfile)")
     if timeout_s is not None:
         p.add_argument("--timeout", type=timeout_arg, default=timeout_s, metavar="SECONDS",
-                       help=f"give up the run after SECONDS, keeping the modes measured before (default {timeout_s:g})")
+                       help=f"give up the run (every mode; with run --sizes, each size's) after SECONDS, keeping what "
+                            f"was measured before (default {timeout_s:g})")
 
 
 def launcher_of(args: argparse.Namespace) -> Any:
