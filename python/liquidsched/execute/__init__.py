@@ -290,13 +290,13 @@ def resolve_launcher(name: str | None = None) -> Launcher:
     return Launcher("path", str(path))
 
 
-def launch_command(ranks: int, job: str, namespaces: Sequence[str] | None = None,
+def launch_command(ranks: int, job: str | None, namespaces: Sequence[str] | None = None,
                    launcher: Launcher | str | None = None, extra_args: Sequence[str] = (),
                    env: Mapping[str, str] | None = None,
-                   program: str = "liquidsched.execute.worker") -> list[str]:
+                   program: str = "liquidsched.execute.worker", argv: Sequence[str] | None = None) -> list[str]:
     """The command that starts one ``program`` (a module run with ``python -m``, given the job
     file) per rank under ``launcher`` (a :class:`Launcher`, or a name for
-    :func:`resolve_launcher`).
+    :func:`resolve_launcher`); or, given ``argv``, that command line itself (an application).
 
     With ``namespaces``, rank ``r`` runs inside network namespace ``namespaces[r]`` (MPMD form,
     one ``-n 1`` block per rank, each told to talk TCP: :data:`NAMESPACE_ENV`); srun refuses
@@ -314,7 +314,7 @@ def launch_command(ranks: int, job: str, namespaces: Sequence[str] | None = None
     env = dict(env or {})
     if namespaces is not None and len(namespaces) != ranks:
         raise InputError(f"{ranks} ranks but {len(namespaces)} namespaces")
-    worker = [sys.executable, "-m", program, job]
+    worker = list(argv) if argv is not None else [sys.executable, "-m", program, str(job)]
     if launcher.kind == "srun":
         return [launcher.program, "-n", str(ranks), *extra_args, *_srun_export(env, namespaces), *worker]
     if launcher.kind == "mpiexec":

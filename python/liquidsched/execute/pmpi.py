@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import BackendError, InputError
-from . import NAMESPACE_ENV, find_mpiexec
+from . import Launcher, launch_command
 
 #: The library's sources, in a checkout of the project (an installed wheel does not ship them).
 PMPI_DIR = Path(__file__).resolve().parents[3] / "pmpi"
@@ -67,37 +67,29 @@ def build_pmpi(mpicc: str | None = None, timeout_s: float = 900.0) -> PmpiBuild:
 
 def application_command(argv: Sequence[str], ranks: int, fabric: str | os.PathLike | None = None,
                         library: str | os.PathLike | None = None, namespaces: Sequence[str] | None = None,
-                        env: Mapping[str, str] | None = None, mpiexec: str | None = None) -> list[str]:
-    """The ``mpiexec`` command that runs ``argv`` on ``ranks`` ranks, with the interposition
-    ``library`` preloaded and ``fabric`` named when given (without them: the MPI library's
-    own collectives), rank ``r`` in network namespace ``namespaces[r]`` when given.
+                        env: Mapping[str, str] | None = None, launcher: Launcher | str | None = None) -> list[str]:
+    """The command that runs ``argv`` on ``ranks`` ranks (:func:`~liquidsched.execute.launch_command`),
+    with the interposition ``library`` preloaded and ``fabric`` named when given (without them:
+    the MPI library's own collectives), rank ``r`` in network namespace ``namespaces[r]`` when
+    given.
 
-    The preload is set inside each rank's command (``env LD_PRELOAD=…``), never on ``mpiexec``
+    The preload is set inside each rank's command (``env LD_PRELOAD=…``), never on the launcher
     or ``ip``, which are not MPI programs.
 
     Examples
     --------
-    >>> application_command(["./app"], 2, "f.fabric", "/lib/x.so", mpiexec="mpiexec")
+    >>> application_command(["./app"], 2, "f.fabric", "/lib/x.so", launcher=Launcher("mpiexec", "mpiexec"))
     ['mpiexec', '-n', '2', 'env', 'LD_PRELOAD=/lib/x.so', 'LIQUIDSCHED_FABRIC=f.fabric', './app']
     """
     if ranks < 1:
         raise InputError(f"an application needs at least one rank, got {ranks}")
-    mpiexec = mpiexec or find_mpiexec()
     settings = dict(env or {})
     if library is not None:
         settings["LD_PRELOAD"] = str(library)
     if fabric is not None:
         settings["LIQUIDSCHED_FABRIC"] = str(fabric)
     prefix = ["env", *(f"{k}={v}" for k, v in settings.items())] if settings else []
-    if namespaces is None:
-        return [mpiexec, "-n", str(ranks), *prefix, *argv]
-    if len(namespaces) != ranks:
-        raise InputError(f"{ranks} ranks but {len(namespaces)} namespaces")
-    tcp = [a for k, v in NAMESPACE_ENV.items() for a in ("-env", k, v)]
-    cmd = [mpiexec]
-    for r, ns in enumerate(namespaces):
-        cmd += [*([":"] if r else []), "-n", "1", *tcp, "ip", "netns", "exec", ns, *prefix, *argv]
-    return cmd
+    return launch_command(ranks, None, namespaces, launcher, argv=[*prefix, *argv])
 
 
 def parse_results(stdout: str) -> list[dict[str, str | int | float]]:
