@@ -7,7 +7,7 @@ LS      = $(VENV)/bin/liquidsched
 OUT    ?= out
 STAMP   = $(VENV)/.installed
 
-.PHONY: install demo test test-rust test-python fuzz bench bench-emulated clean
+.PHONY: install demo test test-rust test-python fuzz bench bench-emulated pmpi clean
 
 install: $(STAMP)
 
@@ -39,7 +39,7 @@ demo: $(STAMP)
 test: test-rust test-python
 
 test-rust:
-	cargo test --quiet -p liquidsched-core
+	cargo test --quiet -p liquidsched-core -p liquidsched-capi
 
 test-python: $(STAMP)
 	$(PY) -m pytest
@@ -77,6 +77,12 @@ bench-emulated: $(STAMP)
 	$(LS) run --topology hierarchical:d1=5,d2=2,c1=100Mbit/s,c2=100Mbit/s --traffic all-to-all --algorithm liquid \
 		--emulate --sizes 1KiB:1MiB:x4 --modes frames,barrier-free,all-at-once,alltoallv,alltoall --repeats 5 \
 		--output $(OUT)/sizes-two-switches-full-duplex.json --plot $(OUT)/sizes-two-switches-full-duplex.png
+	# An unmodified MPI application with and without the interposition library.
+	$(PY) benchmarks/pmpi.py --sizes 64KiB,256KiB,1MiB,4MiB --output $(OUT)/pmpi.json --plot $(OUT)/pmpi.png
+
+# The MPI interposition library (pmpi/build/libliquidsched_pmpi.so) and its test program.
+pmpi:
+	$(MAKE) -C pmpi
 
 clean:
-	rm -rf $(VENV) target $(OUT)
+	rm -rf $(VENV) target $(OUT) pmpi/build
