@@ -1,6 +1,6 @@
-"""SimGrid platform files (XML, version 4.1): export any network, import a Full-routing platform.
+"""SimGrid platform files (XML, version 4.1): export any network, read platforms of every style.
 
-The exported platform is one zone with ``routing="Full"``: a ``<host>`` per host, a ``<router>``
+Export: the platform is one zone with ``routing="Full"``: a ``<host>`` per host, a ``<router>``
 per switch, a ``<link>`` per resource and a ``<route>`` (``symmetrical="NO"``) for every
 sender → receiver pair, self routes included. Links map as follows:
 
@@ -12,15 +12,30 @@ sender → receiver pair, self routes included. Links map as follows:
 Each link carries properties ``src`` and ``dst`` (the ends of its ``UP`` or only direction) and
 ``up``/``down`` (the liquidsched link ids of its directions), plus ``slots`` where the topology
 sets them (SimGrid ignores it; liquidsched reads it back), and hosts that only send or only
-receive carry a ``role`` property, so that importing the file gives back the same links,
+receive carry a ``role`` property, so that reading the file gives back the same links,
 capacities, latencies and routes. A ``<config>`` block selects the model liquidsched's fluid model
 agrees with: CM02 (ideal max-min), without TCP window bound or cross traffic.
 
-Platforms written by hand without those properties import too: link ends are then inferred from
-the routes (a link's tail is where the previous link of a route ends), inferred intermediate
-nodes become switches named ``router-1``, ``router-2``, ..., and host roles follow the routes.
-The contention model — which resources each route crosses, with which capacity — is the file's
-either way.
+Reading (:func:`read_platform`, :func:`load_platform`) has two readers:
+
+* **SimGrid itself**, wherever its Python module is installed (Debian's ``python3-simgrid``,
+  found by :func:`liquidsched.simulate.simgrid_backend.simgrid_python`): SimGrid loads the file
+  and reports its links and the route of every host pair, so every style it routes over links
+  reads, from Full, Floyd and Dijkstra zones to clusters, fat trees, tori, dragonflies and nested
+  zones with zone and bypass routes. How each SimGrid construct becomes liquidsched resources is
+  in :mod:`liquidsched.io.simgrid_platform`.
+* **liquidsched's own parser**, kept for machines without SimGrid: one zone with
+  ``routing="Full"`` and explicit routes. Link ends are then inferred from the routes (a link's
+  tail is where the previous link of a route ends) with the union-find both readers share;
+  inferred nodes become switches named ``router-1``, ``router-2``, ...; host roles follow the
+  routes; a host's route to itself through one link is its loopback, one it does not list goes
+  through its switch.
+
+``read_platform`` says which reader read the file (``topology show`` prints it); the environment
+variable ``LIQUIDSCHED_PLATFORM_READER`` (``auto``, ``simgrid`` or ``liquidsched``) forces one.
+What liquidsched's model cannot represent is refused in one line naming the file, before either
+reader runs: zones routed by coordinates (Vivaldi), wifi, the ns-3 model, a platform without
+hosts.
 
 Examples
 --------
@@ -36,9 +51,10 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..errors import TopologyError
+from ..errors import BackendError, TopologyError
 from ..network import HOST, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
 from .output import write_output
@@ -204,15 +220,19 @@ def network_from_platform(text: str, where: str = "platform") -> Network:
     TopologyError
         naming ``where`` (the file), the element and what is wrong.
     """
+    return _build_from_platform(_xml_root(text, where), where)
+
+
+def _xml_root(text: str, where: str) -> ET.Element:
+    """The root element of an XML text, or a one-line error naming ``where``."""
     try:
-        return _build_from_platform(text, where)
+        return ET.fromstring(text)
     except ET.ParseError as e:
         line, col = e.position
         raise E(f"{where}: not valid XML: {str(e).split(':')[0]} at line {line}, column {col + 1}") from None
 
 
-def _build_from_platform(text: str, where: str) -> Network:
-    root = ET.fromstring(text)
+def _build_from_platform(root: ET.Element, where: str) -> Network:
     if root.tag != "platform":
         raise E(f"{where}: expected a <platform> root element, got <{root.tag}>")
     version = root.get("version", "")
@@ -300,12 +320,16 @@ class _Ends:
         self.zwhere = zwhere
 
     def find(self, x: object) -> object:
-        self.parent.setdefault(x, x)
-        root = x
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[x] != root:
-            self.parent[x], x = root, self.parent[x]
+        parent = self.parent
+        up = parent.setdefault(x, x)
+        if up == x or parent[up] == up:
+            # A root or a child of one: most calls, once paths are compressed.
+            return up
+        root = up
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
         return root
 
     def same(self, a: object, b: object) -> bool:
@@ -317,10 +341,15 @@ class _Ends:
             return
         if isinstance(ra, str) and isinstance(rb, str):
             raise E(f"{self.zwhere}: {why}: nodes {ra!r} and {rb!r} would be the same node")
-        # A named node stays the root, so a class is named by the node it contains.
+        self._join(ra, rb)
+
+    def _join(self, ra: object, rb: object) -> object:
+        """Put root ``ra``'s class under root ``rb`` or the other way round; return the root kept.
+        A named node stays the root, so a class is named by the node it contains."""
         if isinstance(ra, str):
             ra, rb = rb, ra
         self.parent[ra] = rb
+        return rb
 
 
 def _walk_routes(ends: _Ends, links: dict, routes: dict) -> tuple[dict, dict]:
@@ -358,7 +387,9 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
                 if props[key] not in hosts and props[key] not in routers:
                     raise E(f"{zwhere}: link {lid!r}: property {key} names an unknown node {props[key]!r}")
                 ends.union((lid, k), props[key], f"link {lid!r}, property {key}")
-    crossed, used = _walk_routes(ends, links, routes)
+    loopbacks = _loopbacks(routes, zwhere)
+    crossed, used = _walk_routes(ends, links, {key: hops for key, hops in routes.items()
+                                               if key[0] not in loopbacks or key[0] != key[1]})
 
     names: dict[object, str] = {}
     taken = set(hosts) | set(routers)
@@ -377,6 +408,17 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
 
     out_links: list[Link] = []
     shared: list[list[str]] = []
+    paths: dict[tuple[str, str], tuple[str, ...]] = {}
+    for host, lid in loopbacks.items():
+        # A host's route to itself through one link: the host and a node of its own joined by
+        # two links that are one resource (as :mod:`liquidsched.io.simgrid_platform` does).
+        node = f"loopback@{host}"
+        taken.add(node)
+        info, up, down = links[lid], f"{lid}_UP", f"{lid}_DOWN"
+        out_links += [Link(up, host, node, info["capacity"], info["latency"], 1, origin=f"{zwhere}: link {lid!r}"),
+                      Link(down, node, host, info["capacity"], 0.0, 1, origin=f"{zwhere}: link {lid!r}")]
+        shared.append([up, down])
+        paths[(host, host)] = (host, node, host)
     for lid, info in links.items():
         props = info["props"]
         given = {UP: props.get("up"), DOWN: props.get("down")}
@@ -397,8 +439,22 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
     hosts_linked = {n for l in out_links for n in (l.src, l.dst)} - set(hosts)
     switches = list(dict.fromkeys(routers + [n for l in out_links for n in (l.src, l.dst) if n in hosts_linked]))
     nodes += [Node(s, SWITCH) for s in switches]
-    paths = {key: (key[0], *(node_of(x) for x in after)) for key, after in crossed.items()}
+    paths |= {key: (key[0], *(node_of(x) for x in after)) for key, after in crossed.items()}
     return Network(nodes, out_links, ExplicitPaths(paths), shared, name=name, description=description)
+
+
+def _loopbacks(routes: dict, zwhere: str) -> dict[str, str]:
+    """Each host whose route to itself is one link, by no other route crossed: that link."""
+    singles = {src: hops[0][0] for (src, dst), hops in routes.items() if src == dst and len(hops) == 1}
+    owners: dict[str, list[str]] = {}
+    for host, lid in singles.items():
+        owners.setdefault(lid, []).append(host)
+    elsewhere = {lid for (src, dst), hops in routes.items() if src != dst or len(hops) > 1 for lid, _ in hops}
+    for lid, hosts in owners.items():
+        if len(hosts) > 1 or lid in elsewhere:
+            raise E(f"{zwhere}: link {lid!r} is the route of host {hosts[0]} to itself and is crossed by other "
+                    "routes too; a loopback shared that way is not modelled")
+    return singles
 
 
 def _slots_property(props: dict[str, str], where: str) -> int | None:
@@ -415,13 +471,70 @@ def _role(sends: bool, receives: bool) -> str:
     return "both" if sends == receives else ("sender" if sends else "receiver")
 
 
-def load_platform(path: str | os.PathLike) -> Network:
-    """Read a SimGrid platform file as a :class:`Network`."""
+#: The readers :func:`read_platform` chooses from: ``auto`` (SimGrid where
+#: :func:`~liquidsched.simulate.simgrid_backend.simgrid_python` finds it, else liquidsched's own
+#: parser), ``simgrid`` or ``liquidsched``.
+PLATFORM_READERS = ("auto", "simgrid", "liquidsched")
+#: The environment variable that chooses the reader when no ``reader`` argument does.
+READER_VARIABLE = "LIQUIDSCHED_PLATFORM_READER"
+_OWN_PARSER = "read by liquidsched's own parser ({why}): Full zones with explicit routes only"
+
+
+@dataclass(frozen=True)
+class PlatformRead:
+    """A platform file as read: the network, which reader read it (``"read by SimGrid 3.32.0"``
+    or liquidsched's own parser, and why), and, when SimGrid read it, the SimGrid link each
+    liquidsched link stands for (None for a junction liquidsched added)."""
+
+    network: Network
+    read_by: str
+    simgrid_links: dict[str, str | None] = field(default_factory=dict)
+
+
+def read_platform(path: str | os.PathLike, reader: str | None = None) -> PlatformRead:
+    """Read a SimGrid platform file: by SimGrid itself where it is installed (every common style,
+    :mod:`liquidsched.io.simgrid_platform`), else by liquidsched's own parser (one Full zone with
+    explicit routes). ``reader`` (or the environment variable ``LIQUIDSCHED_PLATFORM_READER``)
+    forces one: ``simgrid``, ``liquidsched`` or ``auto``.
+
+    Raises
+    ------
+    TopologyError
+        one line naming the file and what is wrong or not modelled.
+    BackendError
+        if ``simgrid`` is asked for and SimGrid is not installed.
+    """
+    # Imported here: these modules import this one (the union-find, the export).
+    from ..simulate.simgrid_backend import INSTALL_HINT, simgrid_python
+    from .simgrid_platform import read_with_simgrid, refuse_unmodelled
+
+    where = str(path)
+    text = _read_text(path)
+    root = _xml_root(text, where)
+    refuse_unmodelled(root, where)
+    choice = reader or os.environ.get(READER_VARIABLE) or "auto"
+    if choice not in PLATFORM_READERS:
+        raise E(f"platform reader: expected one of {', '.join(PLATFORM_READERS)}, got {choice!r}")
+    python = simgrid_python() if choice != "liquidsched" else None
+    if python is None and choice == "simgrid":
+        raise BackendError(f"{where}: reading a platform with SimGrid needs its Python module: {INSTALL_HINT}")
+    if python is None:
+        why = "as asked" if choice == "liquidsched" else "SimGrid not found"
+        return PlatformRead(network_from_platform(text, where), _OWN_PARSER.format(why=why))
+    net, links, version = read_with_simgrid(path, root, python)
+    return PlatformRead(net, f"read by SimGrid {version}", links)
+
+
+def load_platform(path: str | os.PathLike, reader: str | None = None) -> Network:
+    """Read a SimGrid platform file as a :class:`Network` (see :func:`read_platform`)."""
+    return read_platform(path, reader).network
+
+
+def _read_text(path: str | os.PathLike) -> str:
     try:
         with open(path, encoding="utf-8") as f:
-            text = f.read()
+            return f.read()
     except FileNotFoundError:
         raise E(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise E(f"{path}: cannot read: {e}") from None
-    return network_from_platform(text, str(path))

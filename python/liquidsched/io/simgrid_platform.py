@@ -1,0 +1,849 @@
+"""SimGrid platforms of every common style, read by SimGrid itself.
+
+SimGrid loads the file (:mod:`liquidsched.io.simgrid_platform_runner`, run by the Python that has
+SimGrid) and reports its hosts, its links (bandwidth, latency, sharing policy) and the route of
+every ordered pair of hosts as a list of links. Every zone that SimGrid routes over links reads
+the same way: Full, Floyd, Dijkstra, DijkstraCache and Star zones, ``<cluster>`` with a backbone
+or a crossbar, fat trees, tori, dragonflies, nested zones with ``<zoneRoute>`` and
+``<bypassRoute>``. The contention model is SimGrid's: each route crosses exactly the links
+SimGrid says, at their bandwidths and latencies.
+
+How SimGrid's links map onto liquidsched's resources:
+
+* a ``SHARED`` link is one resource of its bandwidth: a directed link when routes cross it one
+  way, a shared-duplex pair when they cross it both ways (a cable, or a private link of a cluster
+  declared SHARED);
+* a ``SPLITDUPLEX`` link is two links for SimGrid, ``NAME_UP`` and ``NAME_DOWN``, each crossed
+  one way: two directed links, two resources;
+* a ``FATPIPE`` link never limits concurrent flows, yet limits each to its bandwidth ``b``: a
+  resource with ``k`` slots and capacity ``b·k``, ``k`` the number of host pairs whose routes
+  cross it rounded up to a power of two (so that ``b·k`` is exact): it never conflicts, and a
+  transfer in one of its slots runs at most at ``b``. The fluid model shares capacities and
+  ignores slots, so it agrees with SimGrid on such a link only where ``b`` is not what limits a
+  flow (a cluster's backbone, a loopback);
+* a host's route to itself through one link (a cluster's ``loopback_bw`` link, or SimGrid's
+  ``__loopback__`` when no route is declared) joins the host and a node of its own,
+  ``loopback@HOST``, by two links that are one resource (a shared-duplex pair) with one slot at
+  the link's bandwidth, the link's latency on the first. A FATPIPE loopback shared by several
+  hosts is copied for each, which changes nothing: it never limits anything but a flow's own
+  rate;
+* ``WIFI`` and ``NONLINEAR`` links, Vivaldi zones (latencies from coordinates) and ns-3 are
+  refused (:func:`refuse_unmodelled`).
+
+A route is a list of links, not of nodes, so the nodes are inferred: each link has two ends,
+and consecutive links of a route are joined at one node wherever the routes allow it (with the
+union-find of :mod:`liquidsched.io.simgrid`). Which way a route crosses a SHARED link is read off
+its neighbours: two crossings that follow (or precede) the same link go the same way, one that
+follows what another precedes goes the other way, as over a cable; a link whose crossings
+contradict this (a backbone every route crosses) is crossed one way by all. Two link ends are
+not joined when that would join two hosts, make a link go from a node to itself, lay two links
+the same way between two nodes, or make a route visit a node twice; the ends are then linked by a
+*junction*, a link that never limits (slots as a FATPIPE link of the fastest bandwidth; it is no
+SimGrid link). A host that SimGrid routes other hosts' messages through (a torus has no
+switches) gets a router of its own, ``router@HOST``, joined to it by two junctions: in
+liquidsched hosts do not forward.
+
+Platforms written by liquidsched (:func:`liquidsched.io.simgrid.platform_xml`) carry each link's
+ends, liquidsched ids and slots, and each host's role, as properties that SimGrid keeps but its
+Python binding does not show: they are read from the file, so that such a platform reads back as
+the network it was written from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import TopologyError
+from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
+from ..routing import ExplicitPaths
+from .simgrid import FATPIPE, SHARED, SPLITDUPLEX, _Ends, _role, _slots_property
+
+E = TopologyError
+RUNNER = Path(__file__).with_name("simgrid_platform_runner.py")
+#: The most slots liquidsched gives a link that never limits: the largest power of two that
+#: :data:`liquidsched.network.MAX_SLOTS` admits.
+MAX_FREE_SLOTS = 2 ** (MAX_SLOTS.bit_length() - 1)
+#: Which way a route crosses a link: from its end 0 to its end 1, or back.
+FORWARD, BACKWARD = 0, 1
+#: Relative tolerance on a route's latency against the sum of its links' latencies.
+LATENCY_RTOL = 1e-9
+
+
+# -- what SimGrid reports ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SimgridLink:
+    """A link as SimGrid reports it (a SPLITDUPLEX link's directions are two of these)."""
+
+    name: str
+    bandwidth_Bps: float
+    latency_s: float
+    policy: str
+
+
+@dataclass(frozen=True)
+class SimgridPlatform:
+    """A platform as SimGrid loaded it: hosts, links by name, and the links and latency of the
+    route of every ordered pair of hosts (self routes included)."""
+
+    version: str
+    hosts: tuple[str, ...]
+    links: dict[str, SimgridLink]
+    routes: dict[tuple[str, str], tuple[tuple[str, ...], float]]
+
+
+def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 600.0) -> SimgridPlatform:
+    """Load the platform at ``path`` in SimGrid (run by ``python``) and return what it reports.
+
+    Raises
+    ------
+    TopologyError
+        naming the file, with SimGrid's own message, when SimGrid cannot load it.
+    """
+    where = str(path)
+    try:
+        done = subprocess.run([python, str(RUNNER), os.fspath(path)], capture_output=True, text=True,
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise E(f"{where}: SimGrid did not load it within {timeout_s:g} s") from None
+    except OSError as e:
+        raise E(f"{where}: cannot run SimGrid's Python {python}: {e}") from None
+    if done.returncode != 0:
+        raise E(f"{where}: SimGrid cannot load it: {simgrid_message(done.stderr, done.returncode)}")
+    return _parse_description(json.loads(done.stdout))
+
+
+def simgrid_message(stderr: str, returncode: int) -> str:
+    """SimGrid's reason for failing, on one line: the runner's ``simgrid-error:`` line, else the
+    last ``CRITICAL`` line of a fatal error (SimGrid then aborts, printing a backtrace)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith("simgrid-error:"):
+            return line.partition(":")[2].strip()
+    for line in reversed(lines):
+        if "/CRITICAL]" in line:
+            return line.partition("/CRITICAL]")[2].strip()
+    return f"exit status {returncode}"
+
+
+def _parse_description(doc: dict) -> SimgridPlatform:
+    names = [item[0] for item in doc["links"]]
+    links = {name: SimgridLink(name, float(bw), float(lat), policy) for name, bw, lat, policy in doc["links"]}
+    hosts = tuple(doc["hosts"])
+    n = len(hosts)
+    routes = {(hosts[k // n], hosts[k % n]): (tuple(names[i] for i in ids), float(lat))
+              for k, (ids, lat) in enumerate(doc["routes"])}
+    return SimgridPlatform(str(doc["simgrid_version"]), hosts, links, routes)
+
+
+# -- what the file says beyond SimGrid's answer ------------------------------------------------------
+
+
+@dataclass
+class PlatformHints:
+    """What liquidsched reads from the XML itself: the outer zone's id and description, the hosts
+    declared by ``<host>`` (in file order), the ``<router>`` ids, and the properties liquidsched
+    writes: host roles, and for each SimGrid link (a SPLITDUPLEX direction being ``NAME_UP`` or
+    ``NAME_DOWN``) the nodes its forward direction joins, its liquidsched ids and its slots."""
+
+    name: str = "platform"
+    description: str = ""
+    declared_hosts: list[str] = field(default_factory=list)
+    routers: set[str] = field(default_factory=set)
+    roles: dict[str, str] = field(default_factory=dict)
+    ends: dict[str, tuple[str, str]] = field(default_factory=dict)
+    ids: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    slots: dict[str, int] = field(default_factory=dict)
+
+
+def platform_hints(root: ET.Element, where: str) -> PlatformHints:
+    """The :class:`PlatformHints` of a parsed platform file."""
+    hints = PlatformHints()
+    zone = next((c for c in root if c.tag in ("zone", "AS")), None)
+    if zone is not None:
+        hints.name = zone.get("id") or hints.name
+        hints.description = next((p.get("value", "") for p in zone.findall("prop")
+                                  if p.get("id") == "description"), "")
+    for el in root.iter():
+        ident = el.get("id", "")
+        props = {p.get("id", ""): p.get("value", "") for p in el.findall("prop")}
+        if el.tag == "host":
+            hints.declared_hosts.append(ident)
+            if "role" in props:
+                hints.roles[ident] = props["role"]
+        elif el.tag == "router":
+            hints.routers.add(ident)
+        elif el.tag == "link":
+            _link_hints(hints, ident, el.get("sharing_policy", SHARED), props, f"{where}: link {ident!r}")
+    return hints
+
+
+def _link_hints(hints: PlatformHints, ident: str, policy: str, props: dict[str, str], where: str) -> None:
+    """Record the properties of ``<link id=ident>`` under the name of each SimGrid link it makes."""
+    if policy == SPLITDUPLEX:
+        # The DOWN direction goes from the link's dst to its src.
+        directions = [(f"{ident}_UP", "src", "dst", props.get("up"), None),
+                      (f"{ident}_DOWN", "dst", "src", props.get("down"), None)]
+    else:
+        directions = [(ident, "src", "dst", props.get("up"), props.get("down"))]
+    slots = _slots_property(props, where)
+    for name, tail, head, forward_id, backward_id in directions:
+        if tail in props and head in props:
+            hints.ends[name] = (props[tail], props[head])
+        if forward_id or backward_id:
+            hints.ids[name] = (forward_id, backward_id)
+        if slots is not None:
+            hints.slots[name] = slots
+
+
+#: Why each construct liquidsched refuses cannot be modelled.
+VIVALDI = ("coordinate-based routing (Vivaldi) is not modelled: its latencies come from host coordinates, "
+           "not from links")
+WIFI = "wifi is not modelled: a wifi cell's rates depend on each station's signal, not on link capacities"
+NS3 = "the ns-3 network model is not modelled: a packet-level simulation, not flows over links"
+
+
+def refuse_unmodelled(root: ET.Element, where: str) -> None:
+    """Refuse, in one line naming the file and the element, what liquidsched's model cannot
+    represent: zones routed by coordinates (Vivaldi), wifi, the ns-3 model, a platform without
+    hosts.
+
+    Raises
+    ------
+    TopologyError
+    """
+    for el in root.iter():
+        why = _unmodelled(el)
+        if why:
+            raise E(f"{where}: <{el.tag} id={el.get('id', '')!r}>: {why}")
+    if not any(el.tag in ("host", "cluster", "cabinet") for el in root.iter()):
+        raise E(f"{where}: the platform has no host")
+
+
+def _unmodelled(el: ET.Element) -> str | None:
+    """Why element ``el`` cannot be modelled, or None."""
+    routing = el.get("routing", "").lower()
+    if routing == "vivaldi" or el.tag == "peer" or "coordinates" in el.attrib:
+        return VIVALDI
+    if routing == "wifi" or el.get("sharing_policy", "").upper() == "WIFI" or (
+            el.tag == "prop" and el.get("id") == "access_point"):
+        return WIFI
+    if el.tag == "prop" and (el.get("id", "").startswith("ns3/") or (
+            el.get("id") == "network/model" and el.get("value", "").lower().replace("-", "") == "ns3")):
+        return NS3
+    return None
+
+
+# -- which way each route crosses each link ----------------------------------------------------------
+
+
+class _Parity:
+    """Union-find with parity: whether two crossings of a link go the same way (0) or opposite
+    ways (1). :meth:`relate` refuses a relation that contradicts the known ones."""
+
+    def __init__(self) -> None:
+        self.parent: dict[object, tuple[object, int]] = {}
+
+    def find(self, x: object) -> tuple[object, int]:
+        """The root of ``x``'s class and the parity of ``x`` to it."""
+        chain = []
+        while True:
+            up, parity = self.parent.setdefault(x, (x, 0))
+            if up == x:
+                break
+            chain.append((x, parity))
+            x = up
+        # Compress: each node of the chain then points at the root with its parity to it.
+        total = 0
+        for node, parity in reversed(chain):
+            total ^= parity
+            self.parent[node] = (x, total)
+        return x, total
+
+    def relate(self, a: object, b: object, parity: int) -> bool:
+        """Record that ``a`` and ``b`` go the same way (0) or opposite ways (1); False when that
+        contradicts what is known."""
+        ra, pa = self.find(a)
+        rb, pb = self.find(b)
+        if ra == rb:
+            return pa ^ pb == parity
+        self.parent[rb] = (ra, pa ^ pb ^ parity)
+        return True
+
+
+@dataclass(frozen=True)
+class _Route:
+    """A route to lay out: its hosts, its SimGrid links, and the elements it visits: the source,
+    the end it enters and the end it leaves each link by (``(link, 0)`` or ``(link, 1)``), and
+    the destination. Consecutive elements ``2j`` and ``2j + 1`` are to be joined at one node (a
+    junction); elements ``2j + 1`` and ``2j + 2`` are the two ends of link ``j``."""
+
+    src: str
+    dst: str
+    links: tuple[str, ...]
+    items: tuple[object, ...]
+
+
+def crossing_directions(routes: list[tuple[str, str, tuple[str, ...]]],
+                        ends: dict[str, tuple[str, str]]) -> list[list[int]]:
+    """Which way each route crosses each of its links: :data:`FORWARD` (from end 0 to end 1) or
+    :data:`BACKWARD`.
+
+    Where the file names a link's ends (``ends``, liquidsched's own properties), a route that
+    reaches one of them crosses the link away from it. Otherwise two crossings of a link that
+    follow the same link (or host), or precede the same one, go the same way; a crossing that
+    follows what another precedes goes the other way (a cable crossed in both directions), the two
+    directions of a SPLITDUPLEX link counting as one cable. A link whose crossings contradict
+    these rules (a cluster's backbone, which every route crosses from whichever private link) is
+    crossed forward by every route.
+    """
+    cable = _cables({name for _, _, links in routes for name in links})
+    # Crossings of a link between the same two neighbours go the same way: the rules work on
+    # these contexts, (link, what precedes, what follows), far fewer than the crossings.
+    contexts = [[(name, ("host", src) if j == 0 else cable[links[j - 1]],
+                  ("host", dst) if j == len(links) - 1 else cable[links[j + 1]])
+                 for j, name in enumerate(links)] for src, dst, links in routes]
+    parity = _Parity()
+    anchored: set[str] = set()
+    for (src, _, links), row in zip(routes, contexts):
+        cur: str | None = src
+        for name, context in zip(links, row):
+            hinted = ends.get(name)
+            if cur is None or hinted is None or cur not in hinted:
+                cur = None
+                continue
+            way = FORWARD if cur == hinted[0] else BACKWARD
+            parity.relate(("anchor", name), context, way)
+            anchored.add(name)
+            cur = hinted[1 - way]
+    hubs = _relate_neighbours(parity, dict.fromkeys(c for row in contexts for c in row)) - anchored
+    way_of: dict[tuple, int] = {}
+    first: dict[object, int] = {}
+    for context in (c for row in contexts for c in row):
+        if context in way_of:
+            continue
+        name = context[0]
+        root, p = parity.find(context)
+        if name in hubs:
+            way_of[context] = FORWARD
+        elif name in anchored and parity.find(("anchor", name))[0] == root:
+            way_of[context] = p ^ parity.find(("anchor", name))[1]
+        else:
+            # A class of crossings that nothing anchors: its first crossing goes forward.
+            way_of[context] = p ^ first.setdefault(root, p)
+    return [[way_of[c] for c in row] for row in contexts]
+
+
+def _relate_neighbours(parity: _Parity, contexts: Iterable[tuple]) -> set[str]:
+    """Relate the contexts (link, what precedes, what follows) of each link's crossings (see
+    :func:`crossing_directions`); return the links whose crossings contradict each other."""
+    after: dict[tuple, tuple] = {}
+    before: dict[tuple, tuple] = {}
+    contradicted: set[str] = set()
+    for context in contexts:
+        name, pred, succ = context
+        for table, key in ((after, (name, pred)), (before, (name, succ))):
+            other = table.setdefault(key, context)
+            if not parity.relate(other, context, 0):
+                contradicted.add(name)
+    for (name, item), context in after.items():
+        other = before.get((name, item))
+        if other is not None and not parity.relate(context, other, 1):
+            contradicted.add(name)
+    return contradicted
+
+
+def _cables(names: set[str]) -> dict[str, tuple[str, str]]:
+    """What each link is a neighbour as: the two directions ``N_UP`` and ``N_DOWN`` of a
+    SPLITDUPLEX link are one cable ``N`` (a crossing that follows ``N_UP`` and one that precedes
+    ``N_DOWN`` meet it at the same node), any other link itself."""
+    cables = {}
+    for name in names:
+        base, _, way = name.rpartition("_")
+        partner = f"{base}_{'DOWN' if way == 'UP' else 'UP'}"
+        cables[name] = ("cable", base) if way in ("UP", "DOWN") and partner in names else ("link", name)
+    return cables
+
+
+class _Layout(_Ends):
+    """The union-find of link ends of :mod:`liquidsched.io.simgrid`, joining two classes only
+    when the network stays one liquidsched accepts: no two hosts (or named nodes) at one node, no
+    link from a node to itself, no two links laid the same way between two nodes, no route that
+    visits a node twice (a self route's two ends aside). :meth:`join` says whether it joined.
+
+    Each class keeps its size, the links with an end in it, and for each route that visits it the
+    stretches of the route's elements in it (one, or for a self route's source, one at each end),
+    so that a join is checked against the links and routes of the two classes only.
+    """
+
+    def __init__(self, where: str, routes: list[_Route], directions: dict[str, set[int]],
+                 named: Iterable[str]) -> None:
+        super().__init__(where)
+        self.routes = routes
+        self.directions = directions
+        self.size: dict[object, int] = {}
+        self.link_ends: dict[object, list[str]] = {}
+        self.visits: dict[object, dict[int, list[tuple[int, int]]]] = {}
+        self.refused: set[frozenset] = set()
+        for x in named:
+            self._add(x)
+        for name in directions:
+            self._add((name, 0))
+            self._add((name, 1))
+        # Every element is added by now: routes visit hosts and ends of the links in directions.
+        visits = self.visits
+        for i, route in enumerate(routes):
+            for k, x in enumerate(route.items):
+                seen = visits[x].get(i)
+                if seen is None:
+                    visits[x][i] = [(k, k)]
+                else:
+                    seen.append((k, k))
+
+    def _add(self, x: object) -> None:
+        if x not in self.parent:
+            self.parent[x] = x
+            self.size[x] = 1
+            self.link_ends[x] = [x[0]] if isinstance(x, tuple) else []
+            self.visits[x] = {}
+
+    def join(self, a: object, b: object) -> bool:
+        """Join the classes of ``a`` and ``b`` unless that breaks the network; whether they are
+        now one. A refusal stands: whatever makes two classes unjoinable stays as they grow."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return True
+        key = frozenset((ra, rb))
+        if key in self.refused or self._breaks(ra, rb):
+            self.refused.add(key)
+            return False
+        self._join(ra, rb)
+        return True
+
+    def _breaks(self, ra: object, rb: object) -> bool:
+        """Whether making classes ``ra`` and ``rb`` one node breaks the network."""
+        if isinstance(ra, str) and isinstance(rb, str):
+            return True
+        laid: set[tuple[object, object]] = set()
+        seen: set[str] = set()
+        for root in (ra, rb):
+            for name in self.link_ends[root]:
+                if name in seen:
+                    continue
+                seen.add(name)
+                a, b = (ra if r == rb else r for r in (self.find((name, 0)), self.find((name, 1))))
+                if a == b:
+                    return True
+                for way in self.directions[name]:
+                    pair = (a, b) if way == FORWARD else (b, a)
+                    if pair in laid:
+                        return True
+                    laid.add(pair)
+        small, large = sorted((self.visits[ra], self.visits[rb]), key=len)
+        return any(i in large and not self._one_visit(i, _stretches(spans + large[i]))
+                   for i, spans in small.items())
+
+    def _one_visit(self, i: int, spans: list[tuple[int, int]]) -> bool:
+        """Whether route ``i`` visits a node in the stretches ``spans`` once (a self route: once
+        at each end)."""
+        if len(spans) == 1:
+            return True
+        route = self.routes[i]
+        last = len(route.items) - 1
+        return route.src == route.dst and len(spans) == 2 and spans[0][0] == 0 and spans[1][1] == last
+
+    def interior_visit(self, root: object) -> bool:
+        """Whether some route passes through class ``root`` (neither starts nor ends there)."""
+        return any(lo > 0 and hi < len(self.routes[i].items) - 1
+                   for i, spans in self.visits[root].items() for lo, hi in spans)
+
+    def _join(self, ra: object, rb: object) -> object:
+        # A named node stays the root (as in _Ends); otherwise the larger class does.
+        if isinstance(ra, str) or (not isinstance(rb, str) and self.size[ra] > self.size[rb]):
+            ra, rb = rb, ra
+        self.parent[ra] = rb
+        self.size[rb] += self.size.pop(ra)
+        ends, more_ends = sorted((self.link_ends.pop(ra), self.link_ends[rb]), key=len)
+        more_ends.extend(ends)
+        self.link_ends[rb] = more_ends
+        visits, more_visits = sorted((self.visits.pop(ra), self.visits[rb]), key=len)
+        for i, spans in visits.items():
+            more_visits[i] = _stretches(spans + more_visits[i]) if i in more_visits else spans
+        self.visits[rb] = more_visits
+        return rb
+
+
+def _stretches(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Stretches of positions, those that touch joined into one, in order."""
+    if len(spans) == 2:
+        # The usual case, kept short: two classes visited once each.
+        (a, b), (c, d) = spans if spans[0] <= spans[1] else spans[::-1]
+        return [(a, max(b, d))] if c <= b + 1 else [(a, b), (c, d)]
+    spans = sorted(spans)
+    out = [spans[0]]
+    for lo, hi in spans[1:]:
+        if lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+# -- from SimGrid's answer to a Network ----------------------------------------------------------------
+
+
+def network_from_simgrid(platform: SimgridPlatform, hints: PlatformHints,
+                         where: str) -> tuple[Network, dict[str, str | None]]:
+    """The :class:`Network` of a platform as SimGrid reported it (see the module doc for the
+    mapping), and the SimGrid link each liquidsched link stands for (None for a junction).
+
+    Raises
+    ------
+    TopologyError
+        one line naming ``where`` (the file) and what cannot be modelled.
+    """
+    return _Assembly(platform, hints, where).build()
+
+
+def free_capacity(rate_Bps: float, uses: int) -> tuple[float, int]:
+    """Capacity and slots of a resource that never limits ``uses`` concurrent transfers yet runs
+    each at ``rate_Bps`` at most: ``k`` slots, ``uses`` rounded up to a power of two so that the
+    capacity ``rate_Bps · k`` is exact and the slot rate is ``rate_Bps`` exactly.
+
+    Examples
+    --------
+    >>> free_capacity(1.25e8, 5)
+    (1000000000.0, 8)
+    """
+    slots = min(MAX_FREE_SLOTS, 1 << max(0, uses - 1).bit_length())
+    return rate_Bps * slots, slots
+
+
+def _natural_key(name: str) -> list:
+    """Sort key that orders ``n2`` before ``n10``."""
+    return [int(part) if k % 2 else part for k, part in enumerate(re.split(r"(\d+)", name))]
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    """``base``, or ``base#2``, ``base#3``... whichever is not taken yet; now taken."""
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}#{k}"
+    taken.add(name)
+    return name
+
+
+class _Assembly:
+    """The steps from SimGrid's answer to a Network, in :meth:`build`'s order."""
+
+    def __init__(self, platform: SimgridPlatform, hints: PlatformHints, where: str) -> None:
+        self.platform, self.hints, self.where = platform, hints, where
+        declared = {h: k for k, h in enumerate(hints.declared_hosts)}
+        # Hosts in file order where the file declares them, the others (clusters) by number.
+        self.hosts = sorted(platform.hosts, key=lambda h: (declared.get(h, len(declared)), _natural_key(h)))
+        if not self.hosts:
+            raise E(f"{where}: the platform has no host")
+        self.roles = {h: hints.roles.get(h) or self._role_from_routes(h) for h in self.hosts}
+        self.routes = self._checked_routes()
+        self.loopbacks = self._loopbacks()
+
+    # -- reading SimGrid's answer
+
+    def _role_from_routes(self, host: str) -> str:
+        """Sender, receiver or both, by whether SimGrid routes from / to another host."""
+        routes, others = self.platform.routes, [h for h in self.hosts if h != host]
+        sends = not others or any(routes[(host, d)][0] for d in others)
+        receives = not others or any(routes[(s, host)][0] for s in others)
+        return _role(sends, receives)
+
+    def _checked_routes(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """The links of the route of every sender to every receiver, each route checked."""
+        senders = [h for h in self.hosts if self.roles[h] in ("both", "sender")]
+        receivers = [h for h in self.hosts if self.roles[h] in ("both", "receiver")]
+        routes = {}
+        for s in senders:
+            for d in receivers:
+                links, latency = self.platform.routes[(s, d)]
+                self._check_route(s, d, links, latency)
+                routes[(s, d)] = links
+        return routes
+
+    def _check_route(self, s: str, d: str, links: tuple[str, ...], latency: float) -> None:
+        what = f"{self.where}: route {s} → {d}"
+        if not links:
+            raise E(f"{what}: SimGrid has no route between these hosts")
+        if len(set(links)) != len(links):
+            raise E(f"{what} crosses a link twice ({', '.join(links)}); liquidsched counts a link once per route")
+        for name in links:
+            link = self.platform.links[name]
+            if link.policy not in (SHARED, SPLITDUPLEX, FATPIPE):
+                raise E(f"{what}: link {name!r} has sharing policy {link.policy}, which is not modelled "
+                        "(SHARED, SPLITDUPLEX and FATPIPE are)")
+            if not link.bandwidth_Bps > 0:
+                raise E(f"{what}: link {name!r} has bandwidth {link.bandwidth_Bps!r}; a positive one is needed")
+        carried = sum(self.platform.links[name].latency_s for name in links)
+        if abs(latency - carried) > LATENCY_RTOL * max(latency, carried) + 1e-15:
+            raise E(f"{what}: SimGrid gives it {latency:g} s of latency, its links {carried:g} s; latency "
+                    "not carried by links (coordinates?) is not modelled")
+
+    def _loopbacks(self) -> dict[str, str]:
+        """Each host whose route to itself is one link, used by no other route: that link."""
+        singles = {s: links[0] for (s, d), links in self.routes.items() if s == d and len(links) == 1}
+        elsewhere = {name for (s, d), links in self.routes.items() if s != d or s not in singles for name in links}
+        loopbacks = {h: name for h, name in singles.items() if name not in elsewhere}
+        owners: dict[str, list[str]] = {}
+        for h, name in loopbacks.items():
+            owners.setdefault(name, []).append(h)
+        for name, hosts in owners.items():
+            if len(hosts) > 1 and self.platform.links[name].policy != FATPIPE:
+                raise E(f"{self.where}: link {name!r} is the route to itself of {len(hosts)} hosts "
+                        f"({', '.join(hosts[:3])}...); a shared loopback that is not FATPIPE is not modelled")
+        return loopbacks
+
+    # -- the layout
+
+    def build(self) -> tuple[Network, dict[str, str | None]]:
+        laid = [(s, d, links) for (s, d), links in self.routes.items() if not (s == d and s in self.loopbacks)]
+        ways = crossing_directions(laid, self.hints.ends)
+        routes = [_Route(s, d, links, _items(s, d, links, w)) for (s, d, links), w in zip(laid, ways)]
+        directions = self._directions(routes)
+        named = self.hosts + sorted({n for name in directions for n in self.hints.ends.get(name, ())} - set(self.hosts))
+        layout = _Layout(self.where, routes, directions, named)
+        self._pin_hinted_ends(layout, directions)
+        # Each distinct junction once, in the order routes first meet them (joining again is
+        # a no-op, refusing again too).
+        for a, b in dict.fromkeys((r.items[k], r.items[k + 1]) for r in routes for k in range(0, len(r.items), 2)):
+            layout.join(a, b)
+        self._join_split_duplex(layout, directions)
+        return _Drawing(self, layout, routes, directions).network()
+
+    def _directions(self, routes: list[_Route]) -> dict[str, set[int]]:
+        """The ways each SimGrid link is crossed, and those the file gives liquidsched ids to."""
+        directions: dict[str, set[int]] = {}
+        for route in routes:
+            for j, name in enumerate(route.links):
+                directions.setdefault(name, set()).add(FORWARD if route.items[2 * j + 1] == (name, 0) else BACKWARD)
+        for name, ids in self.hints.ids.items():
+            if name in self.platform.links and name in self.hints.ends and name not in self.loopbacks.values():
+                given = {way for way, given_id in zip((FORWARD, BACKWARD), ids) if given_id}
+                directions.setdefault(name, set()).update(given)
+        return directions
+
+    def _pin_hinted_ends(self, layout: _Layout, directions: dict[str, set[int]]) -> None:
+        """Join each link's ends to the nodes the file names for them."""
+        known = set(self.hosts) | self.hints.routers
+        for name in directions:
+            for end, node in enumerate(self.hints.ends.get(name, ())):
+                if node not in known:
+                    raise E(f"{self.where}: link {name!r}: property {('src', 'dst')[end]} names an unknown "
+                            f"node {node!r}")
+                if not layout.join((name, end), node):
+                    raise E(f"{self.where}: link {name!r}: its properties src and dst do not fit SimGrid's routes")
+
+    def _join_split_duplex(self, layout: _Layout, directions: dict[str, set[int]]) -> None:
+        """Lay the two directions of a SPLITDUPLEX link between the same two nodes where the
+        routes leave that open (they always do in a Full zone; a cluster's backbone does not)."""
+        for name in directions:
+            if name.endswith("_UP") and f"{name[:-3]}_DOWN" in directions:
+                down = f"{name[:-3]}_DOWN"
+                if layout.join((name, 0), (down, 1)):
+                    layout.join((name, 1), (down, 0))
+
+
+def _items(src: str, dst: str, links: tuple[str, ...], ways: list[int]) -> tuple[object, ...]:
+    """The elements a route visits (see :class:`_Route`)."""
+    items: list[object] = [src]
+    for name, way in zip(links, ways):
+        items += [(name, way), (name, 1 - way)]
+    items.append(dst)
+    return tuple(items)
+
+
+class _Drawing:
+    """The nodes, links and paths of a finished layout."""
+
+    def __init__(self, assembly: _Assembly, layout: _Layout, routes: list[_Route],
+                 directions: dict[str, set[int]]) -> None:
+        self.a, self.layout, self.routes, self.directions = assembly, layout, routes, directions
+        self.where = assembly.where
+        self.taken_nodes = set(assembly.hosts) | assembly.hints.routers
+        self.taken_links: set[str] = set()
+        self.forwarding = self._forwarding_hosts()
+        self.node_of_root: dict[object, str] = {}
+        self.switches: list[str] = []
+        self.routers_made = 0
+        #: the links made, the shared-duplex pairs, and each link's SimGrid link (None: a junction)
+        self.links: list[Link] = []
+        self.shared: list[list[str]] = []
+        self.simgrid: dict[str, str | None] = {}
+        #: junctions by their ends, with how many routes cross each, and the node of those laid
+        #: beside a link that already joins their ends
+        self.junction_uses: dict[tuple[str, str], int] = {}
+        self.via: dict[tuple[str, str], str] = {}
+
+    def _forwarding_hosts(self) -> set[str]:
+        """Hosts that some route passes through: each gets a router of its own."""
+        return {h for h in self.a.hosts if h in self.layout.visits and self.layout.interior_visit(h)}
+
+    def node(self, x: object) -> str:
+        """The node of element ``x``, named when first met: a host, a router the file names, the
+        router of a forwarding host (``router@HOST``) or an inferred switch (``router-K``)."""
+        root = self.layout.find(x)
+        name = self.node_of_root.get(root)
+        if name is not None:
+            return name
+        if isinstance(root, str) and root not in self.forwarding:
+            name = root
+            if root not in self.a.roles:
+                self.switches.append(name)
+        elif isinstance(root, str):
+            name = _fresh(f"router@{root}", self.taken_nodes)
+            self.switches.append(name)
+        else:
+            self.routers_made += 1
+            while f"router-{self.routers_made}" in self.taken_nodes:
+                self.routers_made += 1
+            name = _fresh(f"router-{self.routers_made}", self.taken_nodes)
+            self.switches.append(name)
+        self.node_of_root[root] = name
+        return name
+
+    def network(self) -> tuple[Network, dict[str, str | None]]:
+        #: the node of each element, named in the order routes meet them
+        self.name_of: dict[object, str] = {}
+        for route in self.routes:
+            for x in route.items:
+                if x not in self.name_of:
+                    self.name_of[x] = self.node(x)
+        self.laid = {(self.node((name, way)), self.node((name, 1 - way)))
+                     for name, ways in self.directions.items() for way in ways}
+        paths = {(r.src, r.dst): self.path(r) for r in self.routes}
+        uses: dict[str, int] = {}
+        for links in self.a.routes.values():
+            for name in links:
+                uses[name] = uses.get(name, 0) + 1
+        for name in self.a.platform.links:
+            if name in self.directions:
+                self.add_simgrid_link(name, uses.get(name, 0))
+        for host, name in self.a.loopbacks.items():
+            paths[(host, host)] = self.add_loopback(host, name)
+        fastest = max(self.a.platform.links[name].bandwidth_Bps for name in uses)
+        for (p, q), n in self.junction_uses.items():
+            self.add_junction(p, q, n, fastest)
+        nodes = [Node(h, HOST, self.a.roles[h], origin=f"{self.where}: host {h!r}") for h in self.a.hosts]
+        nodes += [Node(s, SWITCH) for s in self.switches]
+        hints = self.a.hints
+        try:
+            net = Network(nodes, self.links, ExplicitPaths(paths), self.shared, name=hints.name,
+                          description=hints.description)
+        except TopologyError as e:
+            text = str(e)
+            raise type(e)(text if text.startswith(self.where) else f"{self.where}: {text}") from None
+        return net, self.simgrid
+
+    # -- paths
+
+    def path(self, route: _Route) -> tuple[str, ...]:
+        """The nodes of ``route``: its links joined at their nodes, or by junctions."""
+        items, name_of = route.items, self.name_of
+        nodes = [route.src]
+        self._hop(nodes, name_of[items[0]])
+        last = len(route.links)
+        for j in range(last + 1):
+            self._hop(nodes, name_of[items[2 * j + 1]])
+            if j < last:
+                nodes.append(name_of[items[2 * j + 2]])
+        self._hop(nodes, route.dst)
+        seen = nodes[:-1] if route.src == route.dst else nodes
+        if len(set(seen)) != len(seen):
+            raise E(f"{self.where}: route {route.src} → {route.dst} cannot be laid out without visiting a "
+                    f"node twice ({' → '.join(nodes)})")
+        return tuple(nodes)
+
+    def _hop(self, nodes: list[str], to: str) -> None:
+        """Extend ``nodes`` to node ``to`` by a junction, through a node of its own where a link
+        already goes the same way (a network has one link from a node to another)."""
+        at = nodes[-1]
+        if at == to:
+            return
+        hops = [to]
+        if (at, to) in self.laid:
+            if (at, to) not in self.via:
+                self.via[(at, to)] = _fresh("junction", self.taken_nodes)
+                self.switches.append(self.via[(at, to)])
+            hops = [self.via[(at, to)], to]
+        for hop in hops:
+            key = (nodes[-1], hop)
+            self.junction_uses[key] = self.junction_uses.get(key, 0) + 1
+            nodes.append(hop)
+
+    # -- links
+
+    def add_simgrid_link(self, name: str, uses: int) -> None:
+        """The liquidsched link(s) of a SimGrid link: one per way routes cross it, a
+        shared-duplex pair when both (see the module doc for capacities and slots)."""
+        link = self.a.platform.links[name]
+        ways = sorted(self.directions[name])
+        given = self.a.hints.ids.get(name, (None, None))
+        if link.policy == FATPIPE:
+            capacity, slots = free_capacity(link.bandwidth_Bps, uses)
+        else:
+            capacity, slots = link.bandwidth_Bps, self.a.hints.slots.get(name)
+        ends = (self.node((name, 0)), self.node((name, 1)))
+        # Of a link crossed both ways, the direction away from a host is its UP.
+        up = BACKWARD if ends[1] in self.a.roles and ends[0] not in self.a.roles else FORWARD
+        ids = {}
+        for way in ways:
+            default = name if len(ways) == 1 else f"{name}_{'UP' if way == up else 'DOWN'}"
+            ids[way] = _fresh(given[way] or default, self.taken_links)
+            tail, head = ends if way == FORWARD else ends[::-1]
+            self.links.append(Link(ids[way], tail, head, capacity, link.latency_s, slots,
+                                   origin=f"{self.where}: link {name!r}"))
+            self.simgrid[ids[way]] = name
+        if len(ways) == 2:
+            self.shared.append([ids[up], ids[1 - up]])
+
+    def add_loopback(self, host: str, name: str) -> tuple[str, ...]:
+        """A host's loopback: the host and ``loopback@HOST`` joined by a shared-duplex pair (one
+        resource), the link's latency on the way out; return the self route."""
+        link = self.a.platform.links[name]
+        node = _fresh(f"loopback@{host}", self.taken_nodes)
+        self.switches.append(node)
+        copies = sum(1 for other in self.a.loopbacks.values() if other == name)
+        base = name if copies == 1 else f"{name}@{host}"
+        # One route crosses it, whatever its policy: one slot at the link's bandwidth (slots
+        # derived from the port rate would run a host's transfer to itself at that rate).
+        capacity, slots = free_capacity(link.bandwidth_Bps, 1)
+        up, down = _fresh(f"{base}_UP", self.taken_links), _fresh(f"{base}_DOWN", self.taken_links)
+        origin = f"{self.where}: link {name!r}"
+        self.links += [Link(up, host, node, capacity, link.latency_s, slots, origin=origin),
+                       Link(down, node, host, capacity, 0.0, slots, origin=origin)]
+        self.shared.append([up, down])
+        self.simgrid[up] = self.simgrid[down] = name
+        return (host, node, host)
+
+    def add_junction(self, tail: str, head: str, uses: int, fastest_Bps: float) -> None:
+        """A junction: a link that never limits the ``uses`` routes crossing it."""
+        capacity, slots = free_capacity(fastest_Bps, uses)
+        lid = _fresh(f"{tail}>{head}", self.taken_links)
+        self.links.append(Link(lid, tail, head, capacity, 0.0, slots, origin=f"{self.where}: junction {lid!r}"))
+        self.simgrid[lid] = None
+
+
+def read_with_simgrid(path: str | os.PathLike, root: ET.Element, python: str
+                      ) -> tuple[Network, dict[str, str | None], str]:
+    """Read the platform at ``path`` (parsed as ``root``) by SimGrid run with ``python``: the
+    network, each liquidsched link's SimGrid link (None for a junction), SimGrid's version."""
+    where = str(path)
+    platform = describe_platform(path, python)
+    net, links = network_from_simgrid(platform, platform_hints(root, where), where)
+    return net, links, platform.version
