@@ -41,11 +41,20 @@ def topology_summary(net) -> dict:
 
 
 def cmd_topology_show(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from rich.table import Table
 
     from ..topologies import resolve_topology
 
-    info = topology_summary(resolve_topology(args.name))
+    if Path(args.name).suffix.lower() == ".xml":
+        # A SimGrid platform: say which reader read it (SimGrid, or liquidsched's own parser).
+        from ..io.simgrid import read_platform
+
+        platform = read_platform(args.name)
+        info = topology_summary(platform.network) | {"read_by": platform.read_by}
+    else:
+        info = topology_summary(resolve_topology(args.name))
     if args.json:
         print_json(info)
         return 0
