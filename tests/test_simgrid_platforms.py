@@ -1,0 +1,427 @@
+"""SimGrid platforms of every common style, read by SimGrid itself (io/simgrid_platform.py).
+
+Each platform under tests/data/simgrid is read into a network whose every route is checked
+against an independent query of SimGrid (a script of this file, not the package's runner): the
+same links, at their bandwidths, one resource per SimGrid link, the same latency. Hand-worked
+expectations follow for the usual shapes, then the fluid model against SimGrid's own simulation
+of platforms with FATPIPE links, the layout rules on platforms made up without SimGrid, and the
+refusals of what liquidsched cannot model.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from liquidsched import TopologyError, compute_bound, plan
+from liquidsched.cli import main
+from liquidsched.errors import BackendError
+from liquidsched.io.simgrid import read_platform
+from liquidsched.io.simgrid_platform import (PlatformHints, SimgridLink, SimgridPlatform, free_capacity,
+                                             network_from_simgrid)
+from liquidsched.simulate import simgrid_backend, simulate
+from liquidsched.traffic import all_to_all
+
+from .test_simgrid import needs_simgrid
+
+DATA = Path(__file__).parent / "data" / "simgrid"
+
+#: Each platform that reads, with the SimGrid links of policy FATPIPE (a pattern).
+PLATFORMS = {
+    "full.xml": r"__loopback__",
+    "floyd.xml": r"__loopback__",
+    "dijkstra.xml": r"__loopback__",
+    "dijkstracache.xml": r"__loopback__",
+    "cluster_backbone.xml": r"__loopback__",
+    "cluster_crossbar.xml": r"__loopback__",
+    "cluster_shared_fatpipe.xml": r"c_backbone|c_link_\d+_loopback",
+    "fat_tree.xml": r"bob_cluster_link_\d+_loopback",
+    "torus.xml": r"bob_cluster_link_\d+_loopback",
+    "dragonfly.xml": r"bob_cluster_link_\d+_loopback",
+    "nested.xml": r"__loopback__",
+    "fatpipe.xml": r"trunk|hub|__loopback__",
+}
+REFUSED = {
+    "vivaldi.xml": "Vivaldi",
+    "wifi.xml": "wifi",
+    "ns3.xml": "ns-3",
+    "nohost.xml": "no host",
+}
+
+#: The independent query: every host pair's route as SimGrid gives it while it runs (a host's
+#: route to itself is then the one its messages take), and every link's bandwidth and latency.
+QUERY = r"""
+import json, sys
+sys.path = [p for p in sys.path if p not in ("", ".")]
+import simgrid
+engine = simgrid.Engine(["query", "--log=root.thres:critical"])
+engine.load_platform(sys.argv[1])
+hosts = engine.all_hosts
+answer = {"version": str(simgrid.simgrid_version), "hosts": [h.name for h in hosts],
+          "links": {l.name: [l.bandwidth, l.latency] for l in engine.all_links}, "routes": {}}
+def ask():
+    for a in hosts:
+        for b in hosts:
+            links, latency = a.route_to(b)
+            answer["routes"][a.name + " " + b.name] = [[l.name for l in links], latency]
+simgrid.Actor.create("ask", hosts[0], ask)
+engine.run()
+print(json.dumps(answer))
+"""
+
+
+@functools.cache
+def simgrid_view(name: str) -> dict:
+    """What SimGrid itself says of platform ``name``."""
+    done = subprocess.run([simgrid_backend.simgrid_python(), "-c", QUERY, str(DATA / name)],
+                          capture_output=True, text=True, timeout=300, cwd=DATA)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@functools.cache
+def read(name: str):
+    return read_platform(DATA / name, reader="simgrid")
+
+
+# -- every route against SimGrid -------------------------------------------------------------------
+
+
+@needs_simgrid
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_every_route_crosses_the_links_simgrid_reports(name):
+    platform, view = read(name), simgrid_view(name)
+    net = platform.network
+    assert platform.read_by == f"read by SimGrid {view['version']}"
+    assert sorted(net.hosts()) == sorted(view["hosts"]) and net.senders() == net.receivers() == net.hosts()
+    for s in net.senders():
+        for d in net.receivers():
+            route = net.route(s, d)
+            theirs, latency = view["routes"][f"{s} {d}"]
+            ours = [platform.simgrid_links[lid] for lid in route if platform.simgrid_links[lid] is not None]
+            assert set(ours) == set(theirs), (s, d)
+            # One resource per SimGrid link, none shared with another SimGrid link of the route.
+            assert len({net.link_resource[lid] for lid in route if platform.simgrid_links[lid]}) == len(theirs)
+            assert sum(net.links[lid].latency_s for lid in route) == pytest.approx(latency, rel=1e-12, abs=1e-15)
+
+
+@needs_simgrid
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_capacities_are_simgrid_bandwidths(name):
+    platform, view = read(name), simgrid_view(name)
+    net, fatpipe = platform.network, re.compile(PLATFORMS[name])
+    used = {platform.simgrid_links[lid] for lid in net.links} - {None}
+    fastest = max(view["links"][sg][0] for sg in used)
+    resources: dict[str, set[int]] = {}
+    for lid, link in net.links.items():
+        sg = platform.simgrid_links[lid]
+        if sg is None:
+            # A junction: never the smallest slot rate of a route, never a bottleneck.
+            assert link.capacity_Bps / link.slots >= fastest and link.latency_s == 0
+            continue
+        bandwidth, latency = view["links"][sg]
+        resources.setdefault(sg, set()).add(net.link_resource[lid])
+        assert link.latency_s in (latency, 0.0)
+        if fatpipe.fullmatch(sg):
+            # Never a conflict, yet a transfer in a slot runs at the bandwidth, exactly.
+            assert link.slots & (link.slots - 1) == 0 and link.capacity_Bps == bandwidth * link.slots
+        else:
+            assert link.capacity_Bps == bandwidth
+    # A SimGrid link that is not FATPIPE is one resource, whichever ways routes cross it.
+    assert all(len(rs) == 1 for sg, rs in resources.items() if not fatpipe.fullmatch(sg))
+
+
+# -- hand-worked expectations -------------------------------------------------------------------------
+
+
+@needs_simgrid
+def test_cluster_with_backbone_routes_through_private_links_and_backbone():
+    net = read("cluster_backbone.xml").network
+    hosts = [f"node-{k}.acme.org" for k in range(6)]
+    assert net.hosts() == hosts and len(net.switches()) == 2
+    assert net.route(hosts[0], hosts[1]) == ("acme_link_0_UP", "acme_backbone", "acme_link_1_DOWN")
+    assert net.route(hosts[3], hosts[3]) == ("acme_link_3_UP", "acme_backbone", "acme_link_3_DOWN")
+    # 30 transfers of 1 MB: 5 on each private link (40 ms at 125 MB/s), 30 on the 250 MB/s
+    # backbone (120 ms): the backbone is the bottleneck, and the liquid throughput its bandwidth.
+    bound = compute_bound(net, all_to_all(net, size_bytes=1_000_000))
+    assert bound.duration_s == Fraction(3, 25) and bound.bottlenecks == ["acme_backbone"]
+    assert bound.liquid_throughput_Bps == 250_000_000
+    assert bound.loads_s["acme_link_0_UP"] == Fraction(1, 25)
+
+
+@needs_simgrid
+def test_cluster_without_backbone_is_a_crossbar():
+    net = read("cluster_crossbar.xml").network
+    assert len(net.switches()) == 1 and net.route("bob-0", "bob-4") == ("bob_link_0_UP", "bob_link_4_DOWN")
+    bound = compute_bound(net, all_to_all(net, size_bytes=1_000_000))
+    # Each private link carries 4 transfers of 1 MB at 125 MB/s: 32 ms, every link a bottleneck.
+    assert bound.duration_s == Fraction(4, 125) and len(bound.bottlenecks) == 10
+
+
+@needs_simgrid
+def test_full_zone_shared_links_are_shared_duplex_and_loopbacks_are_one_resource():
+    platform = read("full.xml")
+    net = platform.network
+    assert net.route("a", "b") == ("la_UP", "lb_DOWN") and net.route("b", "a") == ("lb_UP", "la_DOWN")
+    assert {("lb_UP", "lb_DOWN"), ("lc_UP", "lc_DOWN")} <= set(net.shared_duplex)
+    # a's route to itself is its own loopback link; b's is SimGrid's __loopback__, b's own copy.
+    assert net.routing.paths[("a", "a")] == ("a", "loopback@a", "a")
+    assert net.route("a", "a") == ("lo_a_UP", "lo_a_DOWN") and len(net.path_resources("a", "a")) == 1
+    assert net.links["lo_a_UP"].latency_s == 1e-6 and net.links["lo_a_DOWN"].latency_s == 0
+    assert platform.simgrid_links["__loopback__@b_UP"] == "__loopback__"
+    assert net.links["la_UP"].capacity_Bps == 125e6 and net.links["lc_UP"].capacity_Bps == 62.5e6
+
+
+@needs_simgrid
+def test_fatpipe_links_never_conflict_and_never_bind():
+    net = read("fatpipe.xml").network
+    trunk = net.links["trunk_UP"]
+    # Routes a,b <-> c,d cross the trunk: 8 of them, so 8 slots of 500 MB/s.
+    assert (trunk.capacity_Bps, trunk.slots) == free_capacity(500e6, 8) == (4e9, 8)
+    assert net.slot_rate_exact([net.link_resource["trunk_UP"]]) == 500_000_000
+    # Ports are 40 MB/s (d's link), so c's 80 MB/s link has 2 slots: the slowest of a → c.
+    assert net.slot_rate_exact(net.path_resources("a", "c")) == 40_000_000
+    # All-to-all of 1 MB: d's SHARED link (40 MB/s) carries its 3 sends and 3 receives: 150 ms.
+    bound = compute_bound(net, all_to_all(net, size_bytes=1_000_000))
+    assert bound.duration_s == Fraction(3, 20) and bound.liquid_throughput_Bps == 80_000_000
+    assert bound.bottlenecks == [net.resources[net.link_resource["ld_UP"]]]
+
+
+@needs_simgrid
+def test_shared_private_links_with_a_fatpipe_backbone():
+    platform = read("cluster_shared_fatpipe.xml")
+    net = platform.network
+    route = net.route("c0", "c1")
+    assert [platform.simgrid_links[lid] for lid in route if platform.simgrid_links[lid]] == [
+        "c_link_0_limiter", "c_link_0", "c_backbone", "c_link_1", "c_link_1_limiter"]
+    # c0's private link carries its sends and its receives: one resource.
+    assert net.link_resource["c_link_0_UP"] == net.link_resource["c_link_0_DOWN"]
+    assert net.links["c_backbone"].capacity_Bps / net.links["c_backbone"].slots == 150e6
+    assert net.route("c2", "c2") == ("c_link_2_loopback_UP", "c_link_2_loopback_DOWN")
+
+
+@needs_simgrid
+def test_torus_hosts_forward_through_routers_of_their_own():
+    platform = read("torus.xml")
+    net = platform.network
+    h0, h1 = "node-0.acme.org", "node-1.acme.org"
+    assert net.routing.paths[(h0, h1)] == (h0, f"router@{h0}", f"router@{h1}", h1)
+    up, link, down = net.route(h0, h1)
+    assert platform.simgrid_links[link] == "bob_cluster_link_from_0_to_1_UP"
+    assert platform.simgrid_links[up] is None and platform.simgrid_links[down] is None
+    assert all(not net.is_switch(n) for n in net.hosts())
+
+
+@needs_simgrid
+def test_nested_zones_follow_zone_routes_and_bypass_routes():
+    platform = read("nested.xml")
+    net = platform.network
+
+    def crossed(s, d):
+        return [platform.simgrid_links[lid] for lid in net.route(s, d) if platform.simgrid_links[lid]]
+
+    # The bypass route between two hosts of z2 replaces the short way through central_router.
+    assert crossed("z2_host1", "z2_host2") == ["z2_link7", "z2_link6", "z2_link5"]
+    assert crossed("z1_host1", "z2_host3") == ["z1_link", "backbone12", "z2_link4", "z2_link3"]
+    # The bypass zone route from z1 to z3 replaces the way through z2, one way only (a bypass
+    # route is not symmetrical): back from z3, the route crosses z2's gateway.
+    assert crossed("z1_host1", "z3-1") == ["z1_link", "shortcut13", "z3_backbone", "z3_link_1_DOWN"]
+    assert crossed("z3-1", "z1_host1") == ["z3_link_1_UP", "z3_backbone", "backbone23", "backbone12", "z1_link"]
+
+
+@needs_simgrid
+def test_fat_tree_parallel_links_each_get_their_own_way():
+    platform = read("fat_tree.xml")
+    net = platform.network
+    # Two cables join each leaf to each core switch; a network has one link from a node to
+    # another, so the second is laid beside the first, joined by a junction.
+    pairs = [(l.src, l.dst) for l in net.links.values()]
+    assert len(pairs) == len(set(pairs))
+    assert len(net.hosts()) == 16 and any(v is None for v in platform.simgrid_links.values())
+
+
+# -- the fluid model against SimGrid's own simulation of the file ------------------------------------
+
+
+def simgrid_finish_times(schedule, policy: str, platform: Path) -> list[float]:
+    """Finish times of the schedule's pieces in SimGrid's simulation of ``platform`` itself
+    (the back end's runner, under CM02, given the original file instead of an export)."""
+    job = simgrid_backend.simgrid_job(schedule, policy, 0.0, str(platform))
+    job_file = platform.with_suffix(".job.json")
+    job_file.write_text(json.dumps(job), encoding="utf-8")
+    done = subprocess.run([simgrid_backend.simgrid_python(), str(simgrid_backend.RUNNER), str(job_file)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)["finish_s"]
+
+
+def without_latencies(name: str, folder: Path) -> Path:
+    """A copy of platform ``name`` with every latency zero (the runner's flows wait their route
+    latency themselves; under CM02 a link latency would also weight the sharing)."""
+    text = (DATA / name).read_text(encoding="utf-8")
+    text = re.sub(r'\b(latency|lat|bb_lat|loopback_lat)="[^"]*"', r'\1="0"', text)
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@needs_simgrid
+@pytest.mark.parametrize("name", ["fatpipe.xml", "cluster_shared_fatpipe.xml"])
+@pytest.mark.parametrize("policy, algorithm", [("all-at-once", "round-robin"), ("per-sender", "dsatur"),
+                                               ("frames", "round-robin")])
+def test_fluid_model_agrees_with_simgrid_on_fatpipe_platforms(name, policy, algorithm, tmp_path):
+    path = without_latencies(name, tmp_path)
+    net = read_platform(path, reader="simgrid").network
+    schedule = plan(net, all_to_all(net, size_bytes=3_000_000), algorithm)
+    ours = simulate(schedule, "fluid", policy)
+    theirs = simgrid_finish_times(schedule, policy, path)
+    assert max(theirs) == pytest.approx(ours.makespan_s, rel=1e-6)
+    assert max(abs(a - b) for a, b in zip(ours.finish_s, theirs)) <= 1e-6 * ours.makespan_s
+
+
+# -- the layout, on platforms made up without SimGrid ----------------------------------------------------
+
+
+def made_up(hosts, links, routes, hints=None):
+    """A network from a SimGrid answer written by hand: ``links`` as name -> (bandwidth,
+    policy), ``routes`` as (src, dst) -> link names, latencies zero."""
+    platform = SimgridPlatform(
+        "3.x", tuple(hosts), {n: SimgridLink(n, bw, 0.0, policy) for n, (bw, policy) in links.items()},
+        {pair: (tuple(names), 0.0) for pair, names in routes.items()})
+    return network_from_simgrid(platform, hints or PlatformHints(), "made-up.xml")
+
+
+def star(hosts, private, backbone=None):
+    """Routes of a cluster: private link up, backbone, private link down (a host to itself too)."""
+    routes = {}
+    for s in hosts:
+        for d in hosts:
+            routes[(s, d)] = [private(s, "UP")] + ([backbone] if backbone else []) + [private(d, "DOWN")]
+    return routes
+
+
+def test_shared_private_links_around_a_shared_backbone_keep_one_resource_each():
+    hosts = ["h0", "h1", "h2"]
+    links = {f"p{k}": (100.0, "SHARED") for k in range(3)} | {"bb": (150.0, "SHARED")}
+    routes = star(hosts, lambda h, _: f"p{h[1]}", "bb")
+    for h in hosts:
+        routes[(h, h)] = ["lo"]
+    links["lo"] = (1000.0, "FATPIPE")
+    net, sg = made_up(hosts, links, routes)
+    # Each private link is one resource crossed both ways; the backbone is crossed one way by
+    # every route; junctions join them (no node can be both sides of the backbone).
+    for k in range(3):
+        assert (f"p{k}_UP", f"p{k}_DOWN") in net.shared_duplex
+    assert [sg[lid] for lid in net.route("h0", "h2") if sg[lid]] == ["p0", "bb", "p2"]
+    assert len({net.link_resource[lid] for lid in net.route("h0", "h2")}) == 5
+    assert net.route("h1", "h1") == ("lo@h1_UP", "lo@h1_DOWN")
+
+
+def test_a_split_duplex_cable_and_a_shared_cable_lay_out_as_a_star():
+    hosts = ["a", "b", "c"]
+    links = {"la_UP": (10.0, "SHARED"), "la_DOWN": (10.0, "SHARED"), "lb": (20.0, "SHARED"), "lc": (30.0, "SHARED"),
+             "__loopback__": (1e4, "FATPIPE")}
+    names = {"a": ("la_UP", "la_DOWN"), "b": ("lb", "lb"), "c": ("lc", "lc")}
+    routes = {(s, d): [names[s][0], names[d][1]] for s in hosts for d in hosts if s != d}
+    routes |= {(h, h): ["__loopback__"] for h in hosts}
+    net, sg = made_up(hosts, links, routes)
+    assert len(net.switches()) == 1 + 3  # the hub, and a loopback node per host
+    assert set(sg.values()) == set(links) and None not in sg.values()
+    assert net.route("b", "c") == ("lb_UP", "lc_DOWN")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda links, routes: links.update(lb=(20.0, "NONLINEAR")), "sharing policy NONLINEAR"),
+    (lambda links, routes: routes.update({("a", "b"): []}), "no route between these hosts"),
+    (lambda links, routes: routes.update({("a", "b"): ["la_UP", "lb", "lb"]}), "crosses a link twice"),
+])
+def test_what_simgrid_answers_but_liquidsched_cannot_model(change, message):
+    # Three hosts on one switch; a sends to c and b receives from c, so a → b must have a route.
+    hosts = ["a", "b", "c"]
+    links = {"la_UP": (10.0, "SHARED"), "la_DOWN": (10.0, "SHARED"), "lb": (20.0, "SHARED"),
+             "lc": (20.0, "SHARED"), "__loopback__": (1e4, "FATPIPE")}
+    first, last = {"a": "la_UP", "b": "lb", "c": "lc"}, {"a": "la_DOWN", "b": "lb", "c": "lc"}
+    routes = {(s, d): [first[s], last[d]] for s in hosts for d in hosts if s != d}
+    routes |= {(h, h): ["__loopback__"] for h in hosts}
+    change(links, routes)
+    with pytest.raises(TopologyError, match=message) as info:
+        made_up(hosts, links, routes)
+    assert str(info.value).startswith("made-up.xml: ") and "\n" not in str(info.value)
+
+
+def test_latency_not_carried_by_links_is_refused():
+    platform = SimgridPlatform("3.x", ("a", "b"), {"l": SimgridLink("l", 10.0, 1e-3, "SHARED"),
+                                                   "lo": SimgridLink("lo", 10.0, 0.0, "FATPIPE")},
+                               {("a", "b"): (("l",), 0.25), ("b", "a"): (("l",), 0.25),
+                                ("a", "a"): (("lo",), 0.0), ("b", "b"): (("lo",), 0.0)})
+    with pytest.raises(TopologyError, match="latency not carried by links"):
+        network_from_simgrid(platform, PlatformHints(), "coords.xml")
+
+
+# -- refusals, and which reader reads -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reader", ["simgrid", "liquidsched"])
+@pytest.mark.parametrize("name", REFUSED)
+def test_platforms_liquidsched_cannot_model_are_refused_in_one_line(name, reader):
+    # Refused before any reader runs: the same answer with SimGrid or without.
+    with pytest.raises(TopologyError, match=REFUSED[name]) as info:
+        read_platform(DATA / name, reader=reader)
+    assert str(info.value).startswith(str(DATA / name)) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_cli_refuses_a_platform_in_one_line_without_traceback(name, capsys):
+    assert main(["topology", "show", str(DATA / name)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("liquidsched: error: ") and REFUSED[name] in lines[0]
+    assert "Traceback" not in captured.err + captured.out
+
+
+@needs_simgrid
+def test_cli_says_simgrid_read_the_platform(capsys):
+    assert main(["topology", "show", str(DATA / "cluster_backbone.xml"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["read_by"].startswith("read by SimGrid 3.") and info["hosts"] == 6
+
+
+@needs_simgrid
+def test_simgrid_errors_come_back_in_one_line(tmp_path):
+    text = (DATA / "full.xml").read_text(encoding="utf-8").replace('bandwidth="125MBps"', 'bandwidth="125MBit"')
+    path = tmp_path / "bad.xml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TopologyError, match=r"SimGrid cannot load it: .*unit") as info:
+        read_platform(path, reader="simgrid")
+    assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+
+
+def test_own_parser_reads_full_zones_when_asked(monkeypatch):
+    monkeypatch.setenv("LIQUIDSCHED_PLATFORM_READER", "liquidsched")
+    platform = read_platform(DATA / "full.xml")
+    assert platform.read_by.startswith("read by liquidsched's own parser (as asked)")
+    net = platform.network
+    up, down = net.route("a", "b")
+    assert up == "la_UP" and down.startswith("lb_") and net.links[down].dst == "b"
+    assert net.routing.paths[("a", "a")] == ("a", "loopback@a", "a") and len(net.path_resources("a", "a")) == 1
+    with pytest.raises(TopologyError, match="<cluster id='acme'> is not supported"):
+        read_platform(DATA / "cluster_backbone.xml")
+
+
+def test_without_simgrid_the_own_parser_reads_and_says_so(monkeypatch):
+    monkeypatch.setenv("LIQUIDSCHED_SIMGRID_PYTHON", "/nonexistent/python3")
+    simgrid_backend.simgrid_python.cache_clear()
+    try:
+        platform = read_platform(DATA / "full.xml")
+        assert platform.read_by == ("read by liquidsched's own parser (SimGrid not found): "
+                                    "Full zones with explicit routes only")
+        with pytest.raises(BackendError, match="apt-get install python3-simgrid"):
+            read_platform(DATA / "full.xml", reader="simgrid")
+    finally:
+        simgrid_backend.simgrid_python.cache_clear()
