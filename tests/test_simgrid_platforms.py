@@ -210,12 +210,18 @@ def test_shared_private_links_with_a_fatpipe_backbone():
 def test_torus_hosts_forward_through_routers_of_their_own():
     platform = read("torus.xml")
     net = platform.network
-    h0, h1 = "node-0.acme.org", "node-1.acme.org"
-    assert net.routing.paths[(h0, h1)] == (h0, f"router@{h0}", f"router@{h1}", h1)
-    up, link, down = net.route(h0, h1)
-    assert platform.simgrid_links[link] == "bob_cluster_link_from_0_to_1_UP"
-    assert platform.simgrid_links[up] is None and platform.simgrid_links[down] is None
-    assert all(not net.is_switch(n) for n in net.hosts())
+    h0, h1, h4 = "node-0.acme.org", "node-1.acme.org", "node-4.acme.org"
+
+    def crossed(s, d):
+        return [platform.simgrid_links[lid] for lid in net.route(s, d) if platform.simgrid_links[lid]]
+
+    # SimGrid routes host 0 to host 4 through host 1; in liquidsched a switch stands there, where
+    # host 1's links meet, and a junction (no SimGrid link) joins it to host 1.
+    assert crossed(h0, h4) == ["bob_cluster_link_from_0_to_1_UP", "bob_cluster_link_from_1_to_4_UP"]
+    at_h1 = net.routing.paths[(h0, h1)][-2]
+    assert net.is_switch(at_h1) and net.routing.paths[(h0, h4)][1:-1].count(at_h1) == 1
+    assert h1 not in net.routing.paths[(h0, h4)]
+    assert platform.simgrid_links[net.link_between(at_h1, h1)] is None
 
 
 @needs_simgrid

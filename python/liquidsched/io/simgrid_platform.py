@@ -37,11 +37,11 @@ its neighbours: two crossings that follow (or precede) the same link go the same
 follows what another precedes goes the other way, as over a cable; a link whose crossings
 contradict this (a backbone every route crosses) is crossed one way by all. Two link ends are
 not joined when that would join two hosts, make a link go from a node to itself, lay two links
-the same way between two nodes, or make a route visit a node twice; the ends are then linked by a
-*junction*, a link that never limits (slots as a FATPIPE link of the fastest bandwidth; it is no
-SimGrid link). A host that SimGrid routes other hosts' messages through (a torus has no
-switches) gets a router of its own, ``router@HOST``, joined to it by two junctions: in
-liquidsched hosts do not forward.
+the same way between two nodes, make a route visit a node twice, or make a route pass through a
+host (in liquidsched hosts do not forward); the ends are then linked by a *junction*, a link that
+never limits (slots as a FATPIPE link of the fastest bandwidth; it is no SimGrid link). So a host
+that SimGrid routes other hosts' messages through (a torus has no switches) gets a router of its
+own, where its links meet, joined to it by junctions.
 
 Platforms written by liquidsched (:func:`liquidsched.io.simgrid.platform_xml`) carry each link's
 ends, liquidsched ids and slots, and each host's role, as properties that SimGrid keeps but its
@@ -377,7 +377,9 @@ class _Layout(_Ends):
     """The union-find of link ends of :mod:`liquidsched.io.simgrid`, joining two classes only
     when the network stays one liquidsched accepts: no two hosts (or named nodes) at one node, no
     link from a node to itself, no two links laid the same way between two nodes, no route that
-    visits a node twice (a self route's two ends aside). :meth:`join` says whether it joined.
+    visits a node twice (a self route's two ends aside), no route through a host (hosts do not
+    forward; where SimGrid routes through one, as in a torus, the link ends there form a router
+    that junctions join to the host). :meth:`join` says whether it joined.
 
     Each class keeps its size, the links with an end in it, and for each route that visits it the
     stretches of the route's elements in it (one, or for a self route's source, one at each end),
@@ -385,9 +387,10 @@ class _Layout(_Ends):
     """
 
     def __init__(self, where: str, routes: list[_Route], directions: dict[str, set[int]],
-                 named: Iterable[str]) -> None:
+                 named: Iterable[str], hosts: Iterable[str]) -> None:
         super().__init__(where)
         self.routes = routes
+        self.hosts = set(hosts)
         self.directions = directions
         self.size: dict[object, int] = {}
         self.link_ends: dict[object, list[str]] = {}
@@ -448,8 +451,20 @@ class _Layout(_Ends):
                         return True
                     laid.add(pair)
         small, large = sorted((self.visits[ra], self.visits[rb]), key=len)
-        return any(i in large and not self._one_visit(i, _stretches(spans + large[i]))
-                   for i, spans in small.items())
+        if any(i in large and not self._one_visit(i, _stretches(spans + large[i])) for i, spans in small.items()):
+            return True
+        return self._through_host(ra, rb) if ra in self.hosts else self._through_host(rb, ra)
+
+    def _through_host(self, host: object, other: object) -> bool:
+        """Whether joining class ``other`` to the class of ``host`` puts the host inside a route."""
+        if host not in self.hosts:
+            return False
+        at_host = self.visits[host]
+        for i, spans in self.visits[other].items():
+            last = len(self.routes[i].items) - 1
+            if any(lo > 0 and hi < last for lo, hi in _stretches(spans + at_host.get(i, []))):
+                return True
+        return False
 
     def _one_visit(self, i: int, spans: list[tuple[int, int]]) -> bool:
         """Whether route ``i`` visits a node in the stretches ``spans`` once (a self route: once
@@ -459,11 +474,6 @@ class _Layout(_Ends):
         route = self.routes[i]
         last = len(route.items) - 1
         return route.src == route.dst and len(spans) == 2 and spans[0][0] == 0 and spans[1][1] == last
-
-    def interior_visit(self, root: object) -> bool:
-        """Whether some route passes through class ``root`` (neither starts nor ends there)."""
-        return any(lo > 0 and hi < len(self.routes[i].items) - 1
-                   for i, spans in self.visits[root].items() for lo, hi in spans)
 
     def _join(self, ra: object, rb: object) -> object:
         # A named node stays the root (as in _Ends); otherwise the larger class does.
@@ -617,7 +627,7 @@ class _Assembly:
         routes = [_Route(s, d, links, _items(s, d, links, w)) for (s, d, links), w in zip(laid, ways)]
         directions = self._directions(routes)
         named = self.hosts + sorted({n for name in directions for n in self.hints.ends.get(name, ())} - set(self.hosts))
-        layout = _Layout(self.where, routes, directions, named)
+        layout = _Layout(self.where, routes, directions, named, self.hosts)
         self._pin_hinted_ends(layout, directions)
         # Each distinct junction once, in the order routes first meet them (joining again is
         # a no-op, refusing again too).
@@ -677,7 +687,6 @@ class _Drawing:
         self.where = assembly.where
         self.taken_nodes = set(assembly.hosts) | assembly.hints.routers
         self.taken_links: set[str] = set()
-        self.forwarding = self._forwarding_hosts()
         self.node_of_root: dict[object, str] = {}
         self.switches: list[str] = []
         self.routers_made = 0
@@ -690,24 +699,17 @@ class _Drawing:
         self.junction_uses: dict[tuple[str, str], int] = {}
         self.via: dict[tuple[str, str], str] = {}
 
-    def _forwarding_hosts(self) -> set[str]:
-        """Hosts that some route passes through: each gets a router of its own."""
-        return {h for h in self.a.hosts if h in self.layout.visits and self.layout.interior_visit(h)}
-
     def node(self, x: object) -> str:
-        """The node of element ``x``, named when first met: a host, a router the file names, the
-        router of a forwarding host (``router@HOST``) or an inferred switch (``router-K``)."""
+        """The node of element ``x``, named when first met: a host, a router the file names, or
+        an inferred switch (``router-K``)."""
         root = self.layout.find(x)
         name = self.node_of_root.get(root)
         if name is not None:
             return name
-        if isinstance(root, str) and root not in self.forwarding:
+        if isinstance(root, str):
             name = root
             if root not in self.a.roles:
                 self.switches.append(name)
-        elif isinstance(root, str):
-            name = _fresh(f"router@{root}", self.taken_nodes)
-            self.switches.append(name)
         else:
             self.routers_made += 1
             while f"router-{self.routers_made}" in self.taken_nodes:
