@@ -3,7 +3,7 @@
 SimGrid loads the file (:mod:`liquidsched.io.simgrid_platform_runner`, run by the Python that has
 SimGrid) and reports its hosts, its links (bandwidth, latency, sharing policy) and the route of
 every ordered pair of hosts as a list of links. Every zone that SimGrid routes over links reads
-the same way: Full, Floyd, Dijkstra, DijkstraCache and Star zones, ``<cluster>`` with a backbone
+the same way: Full, Floyd, Dijkstra and DijkstraCache zones, ``<cluster>`` with a backbone
 or a crossbar, fat trees, tori, dragonflies, nested zones with ``<zoneRoute>`` and
 ``<bypassRoute>``. The contention model is SimGrid's: each route crosses exactly the links
 SimGrid says, at their bandwidths and latencies.
@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import TopologyError
+from ..errors import BackendError, TopologyError
 from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
 from .simgrid import FATPIPE, SHARED, SPLITDUPLEX, _Ends, _role, _slots_property
@@ -107,6 +107,8 @@ def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 6
     ------
     TopologyError
         naming the file, with SimGrid's own message, when SimGrid cannot load it.
+    BackendError
+        if the runner's answer is not what it should be.
     """
     where = str(path)
     try:
@@ -118,7 +120,10 @@ def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 6
         raise E(f"{where}: cannot run SimGrid's Python {python}: {e}") from None
     if done.returncode != 0:
         raise E(f"{where}: SimGrid cannot load it: {simgrid_message(done.stderr, done.returncode)}")
-    return _parse_description(json.loads(done.stdout))
+    try:
+        return _parse_description(json.loads(done.stdout))
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise BackendError(f"{where}: SimGrid's answer cannot be read ({type(e).__name__}: {e})") from None
 
 
 def simgrid_message(stderr: str, returncode: int) -> str:
@@ -698,6 +703,9 @@ class _Drawing:
         #: beside a link that already joins their ends
         self.junction_uses: dict[tuple[str, str], int] = {}
         self.via: dict[tuple[str, str], str] = {}
+        #: the node of each element, and the (tail, head) of every link laid from SimGrid's
+        self.name_of: dict[object, str] = {}
+        self.laid: set[tuple[str, str]] = set()
 
     def node(self, x: object) -> str:
         """The node of element ``x``, named when first met: a host, a router the file names, or
@@ -720,27 +728,12 @@ class _Drawing:
         return name
 
     def network(self) -> tuple[Network, dict[str, str | None]]:
-        #: the node of each element, named in the order routes meet them
-        self.name_of: dict[object, str] = {}
-        for route in self.routes:
-            for x in route.items:
-                if x not in self.name_of:
-                    self.name_of[x] = self.node(x)
-        self.laid = {(self.node((name, way)), self.node((name, 1 - way)))
-                     for name, ways in self.directions.items() for way in ways}
+        """The network, and each liquidsched link's SimGrid link (None for a junction)."""
+        self._name_nodes()
         paths = {(r.src, r.dst): self.path(r) for r in self.routes}
-        uses: dict[str, int] = {}
-        for links in self.a.routes.values():
-            for name in links:
-                uses[name] = uses.get(name, 0) + 1
-        for name in self.a.platform.links:
-            if name in self.directions:
-                self.add_simgrid_link(name, uses.get(name, 0))
+        self._add_links()
         for host, name in self.a.loopbacks.items():
             paths[(host, host)] = self.add_loopback(host, name)
-        fastest = max(self.a.platform.links[name].bandwidth_Bps for name in uses)
-        for (p, q), n in self.junction_uses.items():
-            self.add_junction(p, q, n, fastest)
         nodes = [Node(h, HOST, self.a.roles[h], origin=f"{self.where}: host {h!r}") for h in self.a.hosts]
         nodes += [Node(s, SWITCH) for s in self.switches]
         hints = self.a.hints
@@ -751,6 +744,28 @@ class _Drawing:
             text = str(e)
             raise type(e)(text if text.startswith(self.where) else f"{self.where}: {text}") from None
         return net, self.simgrid
+
+    def _name_nodes(self) -> None:
+        """Name every node in the order routes meet them, and note the ends of every link."""
+        for route in self.routes:
+            for x in route.items:
+                if x not in self.name_of:
+                    self.name_of[x] = self.node(x)
+        self.laid = {(self.node((name, way)), self.node((name, 1 - way)))
+                     for name, ways in self.directions.items() for way in ways}
+
+    def _add_links(self) -> None:
+        """The links of SimGrid's links, then the junctions the paths need."""
+        uses: dict[str, int] = {}
+        for links in self.a.routes.values():
+            for name in links:
+                uses[name] = uses.get(name, 0) + 1
+        for name in self.a.platform.links:
+            if name in self.directions:
+                self.add_simgrid_link(name, uses.get(name, 0))
+        fastest = max(self.a.platform.links[name].bandwidth_Bps for name in uses)
+        for (tail, head), n in self.junction_uses.items():
+            self.add_junction(tail, head, n, fastest)
 
     # -- paths
 
