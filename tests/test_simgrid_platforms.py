@@ -58,7 +58,6 @@ REFUSED = {
 #: route to itself is then the one its messages take), and every link's bandwidth and latency.
 QUERY = r"""
 import json, sys
-sys.path = [p for p in sys.path if p not in ("", ".")]
 import simgrid
 engine = simgrid.Engine(["query", "--log=root.thres:critical"])
 engine.load_platform(sys.argv[1])
