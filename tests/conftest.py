@@ -15,3 +15,6 @@ def two_switch_net():
 @pytest.fixture(scope="session")
 def t1_net():
     return swiss_t1()
+
+# MPI programs the tests launch under mpiexec: not test modules (importing one runs it).
+collect_ignore_glob = ["programs/*"]
