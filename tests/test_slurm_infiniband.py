@@ -216,6 +216,13 @@ def test_missing_or_bad_rates_are_one_line(case, tmp_path):
     one_line(e, expected)
 
 
+@pytest.mark.parametrize("rates", [["r.yaml"], 5], ids=["list", "int"])
+def test_rates_of_the_wrong_type_are_one_line(rates):
+    with pytest.raises(TopologyError) as e:
+        network_from_topology_conf(TWO_LEVELS, "t.conf", hosts=1, switches=1, rates=rates)
+    one_line(e, "rates: expected the path of a rates file or its parsed mapping", type(rates).__name__)
+
+
 # -- InfiniBand ------------------------------------------------------------------------------------
 
 from liquidsched.io.infiniband import link_rate_Bps, load_infiniband, network_from_infiniband  # noqa: E402

@@ -494,14 +494,19 @@ def network_from_topology_conf(
     Raises
     ------
     TopologyError
-        one line naming the file (and line) or the rates file and what is wrong.
+        one line naming the file (and line) or the rates file and what is wrong; ``rates``
+        neither a path nor a mapping.
     """
     tree = build_tree(read_topology_conf(text, where), where)
     options = Rates(None if hosts is None else read_rate(hosts, "hosts", E),
                     None if switches is None else read_rate(switches, "switches", E))
     file = None
-    if rates is not None:
-        file = read_rates(rates, "rates") if isinstance(rates, Mapping) else load_rates(rates)
+    if isinstance(rates, Mapping):
+        file = read_rates(rates, "rates")
+    elif isinstance(rates, (str, os.PathLike)):
+        file = load_rates(rates)
+    elif rates is not None:
+        raise E(f"rates: expected the path of a rates file or its parsed mapping, got {type(rates).__name__}")
     combined = _combine(options, file)
     _check_rate_names(tree, combined)
     nodes, links = _nodes_and_links(tree, combined, where)
