@@ -22,7 +22,7 @@ import pytest
 from liquidsched import TopologyError, compute_bound, plan
 from liquidsched.cli import main
 from liquidsched.errors import BackendError
-from liquidsched.io.simgrid import read_platform
+from liquidsched.io.simgrid import find_loopbacks, network_from_platform, read_platform
 from liquidsched.io.simgrid_platform import (PlatformHints, SimgridLink, SimgridPlatform, free_capacity,
                                              network_from_simgrid)
 from liquidsched.simulate import simgrid_backend, simulate
@@ -249,6 +249,82 @@ def test_fat_tree_parallel_links_each_get_their_own_way():
     pairs = [(l.src, l.dst) for l in net.links.values()]
     assert len(pairs) == len(set(pairs))
     assert len(net.hosts()) == 16 and any(v is None for v in platform.simgrid_links.values())
+
+
+# -- loopbacks, by the same rules for both readers -----------------------------------------------------
+
+
+def test_loopbacks_are_self_routes_of_one_link_no_other_route_crosses():
+    routes = {("a", "a"): ["lo"], ("b", "b"): ["l"], ("a", "b"): ["l"], ("c", "c"): ["x", "y"]}
+    assert find_loopbacks(routes, {}, "p.xml") == {"a": "lo"}
+    shared = {("a", "a"): ["lo"], ("b", "b"): ["lo"]}
+    assert find_loopbacks(shared, {"lo": "FATPIPE"}, "p.xml") == {"a": "lo", "b": "lo"}
+    with pytest.raises(TopologyError, match=r"^p.xml: link 'lo' is the route to itself of 2 hosts \(a, b\); "
+                                            "a loopback shared by several hosts is modelled only when FATPIPE"):
+        find_loopbacks(shared, {"lo": "SHARED"}, "p.xml")
+
+
+OWN = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="a" speed="1f"/>
+    <host id="b" speed="1f"/>
+    <router id="loopback@a"/>
+    <link id="la" bandwidth="100Bps" latency="0"><prop id="src" value="a"/><prop id="dst" value="loopback@a"/></link>
+    <link id="lo_UP" bandwidth="100Bps" latency="0"><prop id="src" value="loopback@a"/><prop id="dst" value="b"/></link>
+    <link id="lo" bandwidth="1000Bps" latency="1ms"/>
+    <route src="a" dst="b" symmetrical="NO"><link_ctn id="la"/><link_ctn id="lo_UP"/></route>
+    <route src="a" dst="a"><link_ctn id="lo"/></route>
+    <route src="b" dst="b"><link_ctn id="lo"/></route>
+  </zone>
+</platform>
+"""
+#: OWN without b's route to itself: b only receives.
+OWN_A = OWN.replace('<route src="b" dst="b"><link_ctn id="lo"/></route>', "")
+
+
+@pytest.mark.parametrize("reader", ["simgrid", "liquidsched"])
+def test_readers_refuse_a_shared_loopback_that_is_not_fatpipe_alike(reader, tmp_path):
+    if reader == "simgrid" and not simgrid_backend.simgrid_available():
+        pytest.skip("SimGrid is not installed")
+    path = tmp_path / "shared.xml"
+    # a and b send to each other, so both are senders and receivers for both readers.
+    path.write_text(OWN.replace(' symmetrical="NO"', ""), encoding="utf-8")
+    with pytest.raises(TopologyError, match="link 'lo' is the route to itself of 2 hosts") as info:
+        read_platform(path, reader=reader)
+    assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+
+
+def test_own_parser_gives_loopbacks_fresh_names():
+    # A router called loopback@a and a link called lo_UP already: a's loopback takes others.
+    net = network_from_platform(OWN_A, "own.xml")
+    assert net.routing.paths[("a", "a")] == ("a", "loopback@a#2", "a")
+    assert net.route("a", "a") == ("lo_UP#2", "lo_DOWN") and ("lo_UP#2", "lo_DOWN") in net.shared_duplex
+    assert net.links["lo_UP#2"].latency_s == 1e-3 and net.links["lo_DOWN"].latency_s == 0
+    assert net.links["lo_UP#2"].slots == 1 and net.route("a", "b") == ("la", "lo_UP")
+
+
+def test_simgrid_reader_gives_loopbacks_the_names_the_own_parser_gives():
+    links = {"la": (100.0, "SHARED"), "lo_UP": (100.0, "SHARED"), "lo": (1000.0, "SHARED")}
+    hints = PlatformHints(routers={"loopback@a"}, roles={"a": "both", "b": "receiver"},
+                          ends={"la": ("a", "loopback@a"), "lo_UP": ("loopback@a", "b")})
+    net, sg = made_up(["a", "b"], links, {("a", "b"): ["la", "lo_UP"], ("a", "a"): ["lo"]}, hints)
+    own = network_from_platform(OWN_A, "own.xml")
+    assert net.routing.paths == own.routing.paths
+    assert net.route("a", "a") == ("lo_UP#2", "lo_DOWN") and sg["lo_UP#2"] == sg["lo_DOWN"] == "lo"
+
+
+def test_own_parser_names_why_it_cannot_lay_out_a_route_to_itself():
+    # b's route to itself is one direction of a SPLITDUPLEX link that a's route to b crosses.
+    text = OWN_A.replace('<link id="lo_UP" bandwidth="100Bps" latency="0">',
+                         '<link id="lo_UP" bandwidth="100Bps" latency="0" sharing_policy="SPLITDUPLEX">').replace(
+        '<link_ctn id="lo_UP"/></route>', '<link_ctn id="lo_UP" direction="UP"/></route><route src="b" dst="b">'
+        '<link_ctn id="lo_UP" direction="UP"/></route>')
+    with pytest.raises(TopologyError, match=r"^own.xml: zone 'z': route b → b is direction UP of SPLITDUPLEX link "
+                                            r"'lo_UP' alone, which other routes cross too: liquidsched's own parser "
+                                            r"cannot lay it out"):
+        network_from_platform(text, "own.xml")
 
 
 # -- the fluid model against SimGrid's own simulation of the file ------------------------------------

@@ -28,8 +28,9 @@ Reading (:func:`read_platform`, :func:`load_platform`) has two readers:
   ``routing="Full"`` and explicit routes. Link ends are then inferred from the routes (a link's
   tail is where the previous link of a route ends) with the union-find both readers share;
   inferred nodes become switches named ``router-1``, ``router-2``, ...; host roles follow the
-  routes; a host's route to itself through one link is its loopback, one it does not list goes
-  through its switch.
+  routes; a host's route to itself through one link that no other route crosses is its
+  loopback, as for SimGrid (:func:`find_loopbacks`, :func:`loopback_links`); one it does not list
+  goes through its switch.
 
 ``read_platform`` says which reader read the file (``topology show`` prints it); the environment
 variable ``LIQUIDSCHED_PLATFORM_READER`` (``auto``, ``simgrid`` or ``liquidsched``) forces one.
@@ -52,7 +53,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from ..errors import BackendError, TopologyError
 from ..network import HOST, SWITCH, Link, Network, Node
@@ -387,9 +388,10 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
                 if props[key] not in hosts and props[key] not in routers:
                     raise E(f"{zwhere}: link {lid!r}: property {key} names an unknown node {props[key]!r}")
                 ends.union((lid, k), props[key], f"link {lid!r}, property {key}")
-    loopbacks = _loopbacks(routes, zwhere)
-    crossed, used = _walk_routes(ends, links, {key: hops for key, hops in routes.items()
-                                               if key[0] not in loopbacks or key[0] != key[1]})
+    # By the names SimGrid gives links, so that both readers find the same loopbacks.
+    sg_routes = {key: [_simgrid_name(lid, direction) for lid, direction in hops] for key, hops in routes.items()}
+    loopbacks = find_loopbacks(sg_routes, {}, zwhere)
+    crossed, used = _walk_routes(ends, links, _routes_to_walk(routes, loopbacks, zwhere))
 
     names: dict[object, str] = {}
     taken = set(hosts) | set(routers)
@@ -409,20 +411,14 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
     out_links: list[Link] = []
     shared: list[list[str]] = []
     paths: dict[tuple[str, str], tuple[str, ...]] = {}
-    for host, lid in loopbacks.items():
-        # A host's route to itself through one link: the host and a node of its own joined by
-        # two links that are one resource (as :mod:`liquidsched.io.simgrid_platform` does).
-        node = f"loopback@{host}"
-        taken.add(node)
-        info, up, down = links[lid], f"{lid}_UP", f"{lid}_DOWN"
-        out_links += [Link(up, host, node, info["capacity"], info["latency"], 1, origin=f"{zwhere}: link {lid!r}"),
-                      Link(down, node, host, info["capacity"], 0.0, 1, origin=f"{zwhere}: link {lid!r}")]
-        shared.append([up, down])
-        paths[(host, host)] = (host, node, host)
+    looping = set(loopbacks.values())
     for lid, info in links.items():
         props = info["props"]
+        split = info["policy"] == SPLITDUPLEX
         given = {UP: props.get("up"), DOWN: props.get("down")}
-        dirs = [d for d in (UP, DOWN) if d in used[lid] or given[d] is not None]
+        # A loopback is laid below, not here: as a link it would go from its host to itself.
+        dirs = [d for d in (UP, DOWN) if (d in used[lid] or given[d] is not None)
+                and _simgrid_name(lid, d if split else NONE) not in looping]
         ids = {}
         for d in dirs:
             ids[d] = given[d] or (lid if len(dirs) == 1 else f"{lid}_{d}")
@@ -432,6 +428,18 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
                                   origin=f"{zwhere}: link {lid!r} ({d})"))
         if len(dirs) == 2 and info["policy"] == SHARED:
             shared.append([ids[UP], ids[DOWN]])
+    # A host's route to itself through one link: the host and a node of its own joined by two
+    # links that are one resource, as the SimGrid reader lays it (:func:`loopback_links`).
+    loop_links = {name: _loopback_link(lid, direction, links[lid], zwhere)
+                  for (s, d), hops in routes.items() if s in loopbacks and s == d
+                  for lid, direction in hops for name in [_simgrid_name(lid, direction)]}
+    taken_links = {l.id for l in out_links}
+    used_nodes = set(hosts) | {n for l in out_links for n in (l.src, l.dst)}
+    for host, (node, up, down) in loopback_links(loopbacks, loop_links, routers, used_nodes, taken, taken_links,
+                                                 zwhere).items():
+        out_links += [up, down]
+        shared.append([up.id, down.id])
+        paths[(host, host)] = (host, node, host)
     senders = {s for s, _ in routes}
     receivers = {d for _, d in routes}
     nodes = [Node(h, HOST, role or _role(h in senders, h in receivers), origin=f"{zwhere}: host {h!r}")
@@ -443,18 +451,161 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
     return Network(nodes, out_links, ExplicitPaths(paths), shared, name=name, description=description)
 
 
-def _loopbacks(routes: dict, zwhere: str) -> dict[str, str]:
-    """Each host whose route to itself is one link, by no other route crossed: that link."""
-    singles = {src: hops[0][0] for (src, dst), hops in routes.items() if src == dst and len(hops) == 1}
+# -- loopbacks, the same for both readers -------------------------------------------------------------
+
+
+def find_loopbacks(routes: Mapping[tuple[str, str], Sequence[str]], policies: Mapping[str, str],
+                   where: str) -> dict[str, str]:
+    """The loopbacks of a platform: each host whose route to itself is one link that no other
+    host pair's route crosses, and that link.
+
+    Parameters
+    ----------
+    routes
+        The links of the route of every sender to every receiver, as SimGrid names them (a
+        SPLITDUPLEX link's directions being ``NAME_UP`` and ``NAME_DOWN``).
+    policies
+        The sharing policy of each link (``SHARED`` where not given).
+    where
+        The file, for errors.
+
+    Raises
+    ------
+    TopologyError
+        when a link that is not FATPIPE is the route to itself of several hosts: their
+        transfers to themselves would contend on it, and a loopback of each host cannot say so.
+        A FATPIPE link never limits anything but each flow's own rate, so such a link is a
+        loopback of each host (the readers lay a copy per host).
+
+    Examples
+    --------
+    >>> find_loopbacks({("a", "a"): ["lo"], ("a", "b"): ["l"], ("b", "b"): ["l"]}, {}, "p.xml")
+    {'a': 'lo'}
+    """
+    singles = {s: links[0] for (s, d), links in routes.items() if s == d and len(links) == 1}
+    elsewhere = {name for (s, d), links in routes.items() if s != d or s not in singles for name in links}
+    loopbacks = {h: name for h, name in singles.items() if name not in elsewhere}
     owners: dict[str, list[str]] = {}
-    for host, lid in singles.items():
-        owners.setdefault(lid, []).append(host)
-    elsewhere = {lid for (src, dst), hops in routes.items() if src != dst or len(hops) > 1 for lid, _ in hops}
-    for lid, hosts in owners.items():
-        if len(hosts) > 1 or lid in elsewhere:
-            raise E(f"{zwhere}: link {lid!r} is the route of host {hosts[0]} to itself and is crossed by other "
-                    "routes too; a loopback shared that way is not modelled")
-    return singles
+    for h, name in loopbacks.items():
+        owners.setdefault(name, []).append(h)
+    for name, hosts in owners.items():
+        if len(hosts) > 1 and policies.get(name, SHARED) != FATPIPE:
+            listed = ", ".join(hosts[:3]) + (", ..." if len(hosts) > 3 else "")
+            raise E(f"{where}: link {name!r} is the route to itself of {len(hosts)} hosts ({listed}); a loopback "
+                    "shared by several hosts is modelled only when FATPIPE")
+    return loopbacks
+
+
+@dataclass(frozen=True)
+class LoopbackLink:
+    """What a reader knows of a link that is a loopback: its bandwidth and latency, the slots the
+    file gives it (liquidsched's ``slots`` property), and from liquidsched's properties the
+    nodes its forward direction joins (``src``, ``dst``) and the ids of its two directions
+    (``up``, ``down``)."""
+
+    bandwidth_Bps: float
+    latency_s: float
+    slots: int | None = None
+    ends: tuple[str, str] | None = None
+    ids: tuple[str | None, str | None] = (None, None)
+
+
+def loopback_links(loopbacks: Mapping[str, str], links: Mapping[str, LoopbackLink], routers: Iterable[str],
+                   used_nodes: Iterable[str], taken_nodes: set[str], taken_links: set[str],
+                   where: str) -> dict[str, tuple[str, Link, Link]]:
+    """The node and links of each host's loopback: the host and a node of its own joined by two
+    links that are one resource (a shared-duplex pair, the caller's to declare), with the
+    link's bandwidth and the slots the file gives it (one otherwise: one route crosses it, and
+    slots derived from the port rate would run the host's transfers to itself at that rate),
+    the link's latency on the way out.
+
+    The node is the router the link's ``src``/``dst`` properties join the host to, as
+    liquidsched's export writes them, where no link already ends at that router (``used_nodes``);
+    otherwise a fresh ``loopback@HOST``. The links keep the ids of the ``up``/``down``
+    properties; otherwise they are ``NAME_UP`` and ``NAME_DOWN`` (``NAME@HOST_UP``... for a
+    FATPIPE loopback several hosts share). Every name is fresh: ``taken_nodes`` and
+    ``taken_links`` hold the names already given, and get these.
+
+    Returns
+    -------
+    dict
+        host -> (node, link out, link back).
+    """
+    copies: dict[str, int] = {}
+    for name in loopbacks.values():
+        copies[name] = copies.get(name, 0) + 1
+    routers, used = set(routers), set(used_nodes)
+    out = {}
+    for host, name in loopbacks.items():
+        link, own = links[name], copies[name] == 1
+        ends = link.ends
+        if own and ends is not None and ends[0] == host and ends[1] in routers and ends[1] not in used:
+            node = ends[1]
+            taken_nodes.add(node)
+        else:
+            node = _fresh(f"loopback@{host}", taken_nodes)
+        used.add(node)
+        base = name if own else f"{name}@{host}"
+        given = link.ids if own else (None, None)
+        up = _fresh(given[0] or f"{base}_UP", taken_links)
+        down = _fresh(given[1] or f"{base}_DOWN", taken_links)
+        slots, origin = link.slots or 1, f"{where}: link {name!r}"
+        out[host] = (node, Link(up, host, node, link.bandwidth_Bps, link.latency_s, slots, origin=origin),
+                     Link(down, node, host, link.bandwidth_Bps, 0.0, slots, origin=origin))
+    return out
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    """``base``, or ``base#2``, ``base#3``... whichever is not taken yet; now taken."""
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}#{k}"
+    taken.add(name)
+    return name
+
+
+def _simgrid_name(lid: str, direction: str) -> str:
+    """The name SimGrid gives link ``lid`` crossed in ``direction``: a SPLITDUPLEX link's
+    directions are two links, ``NAME_UP`` and ``NAME_DOWN``."""
+    return lid if direction == NONE else f"{lid}_{direction}"
+
+
+def _loopback_link(lid: str, direction: str, info: dict, zwhere: str) -> LoopbackLink:
+    """What the own parser knows of link ``lid`` (crossed in ``direction``) as a loopback: the
+    same as the SimGrid reader (:class:`PlatformHints` of :mod:`liquidsched.io.simgrid_platform`)."""
+    props = info["props"]
+    ends = (props["src"], props["dst"]) if "src" in props and "dst" in props else None
+    ids: tuple[str | None, str | None] = (props.get("up"), props.get("down"))
+    if direction == DOWN:
+        # A SPLITDUPLEX link's DOWN direction goes from its dst to its src, under id ``down``.
+        ends, ids = (ends[::-1] if ends else None), (props.get("down"), None)
+    elif direction == UP:
+        ids = (props.get("up"), None)
+    return LoopbackLink(info["capacity"], info["latency"], _slots_property(props, f"{zwhere}: link {lid!r}"),
+                        ends, ids)
+
+
+def _routes_to_walk(routes: dict, loopbacks: dict[str, str], zwhere: str) -> dict:
+    """The routes the own parser lays out link end by link end: all but the loopbacks'.
+
+    Raises
+    ------
+    TopologyError
+        for a host's route to itself through one link that other routes cross too: its two ends
+        would be the host, and the own parser lays no junction (SimGrid's reader does).
+    """
+    walked = {}
+    for (src, dst), hops in routes.items():
+        if src == dst and src in loopbacks:
+            continue
+        if src == dst and len(hops) == 1:
+            lid, direction = hops[0]
+            what = f"link {lid!r}" if direction == NONE else f"direction {direction} of SPLITDUPLEX link {lid!r}"
+            raise E(f"{zwhere}: route {src} → {src} is {what} alone, which other routes cross too: liquidsched's own "
+                    f"parser cannot lay it out (it would be a link from {src} to itself; SimGrid's reader can)")
+        walked[(src, dst)] = hops
+    return walked
 
 
 def _slots_property(props: dict[str, str], where: str) -> int | None:

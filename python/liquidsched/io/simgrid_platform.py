@@ -21,12 +21,14 @@ How SimGrid's links map onto liquidsched's resources:
   transfer in one of its slots runs at most at ``b``. The fluid model shares capacities and
   ignores slots, so it agrees with SimGrid on such a link only where ``b`` is not what limits a
   flow (a cluster's backbone, a loopback);
-* a host's route to itself through one link (a cluster's ``loopback_bw`` link, or SimGrid's
-  ``__loopback__`` when no route is declared) joins the host and a node of its own,
-  ``loopback@HOST``, by two links that are one resource (a shared-duplex pair) with one slot at
-  the link's bandwidth, the link's latency on the first. A FATPIPE loopback shared by several
-  hosts is copied for each, which changes nothing: it never limits anything but a flow's own
-  rate;
+* a host's route to itself through one link that no other route crosses (a cluster's
+  ``loopback_bw`` link, or SimGrid's ``__loopback__`` when no route is declared) is its
+  loopback: the host and a node of its own, ``loopback@HOST``, joined by two links that are one
+  resource (a shared-duplex pair) with one slot at the link's bandwidth, the link's latency on
+  the first. A FATPIPE loopback shared by several hosts is copied for each, which changes
+  nothing: it never limits anything but a flow's own rate; another shared loopback is refused.
+  liquidsched's own parser reads loopbacks by the same rules and functions
+  (:func:`liquidsched.io.simgrid.find_loopbacks`, :func:`liquidsched.io.simgrid.loopback_links`);
 * ``WIFI`` and ``NONLINEAR`` links, Vivaldi zones (latencies from coordinates) and ns-3 are
   refused (:func:`refuse_unmodelled`).
 
@@ -63,7 +65,8 @@ from typing import Iterable
 from ..errors import BackendError, TopologyError
 from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
-from .simgrid import FATPIPE, SHARED, SPLITDUPLEX, _Ends, _role, _slots_property
+from .simgrid import (FATPIPE, SHARED, SPLITDUPLEX, LoopbackLink, _Ends, _fresh, _role, _slots_property,
+                      find_loopbacks, loopback_links)
 
 E = TopologyError
 RUNNER = Path(__file__).with_name("simgrid_platform_runner.py")
@@ -547,16 +550,6 @@ def _natural_key(name: str) -> list:
     return [int(part) if k % 2 else part for k, part in enumerate(re.split(r"(\d+)", name))]
 
 
-def _fresh(base: str, taken: set[str]) -> str:
-    """``base``, or ``base#2``, ``base#3``... whichever is not taken yet; now taken."""
-    name, k = base, 1
-    while name in taken:
-        k += 1
-        name = f"{base}#{k}"
-    taken.add(name)
-    return name
-
-
 class _Assembly:
     """The steps from SimGrid's answer to a Network, in :meth:`build`'s order."""
 
@@ -569,7 +562,8 @@ class _Assembly:
             raise E(f"{where}: the platform has no host")
         self.roles = {h: hints.roles.get(h) or self._role_from_routes(h) for h in self.hosts}
         self.routes = self._checked_routes()
-        self.loopbacks = self._loopbacks()
+        self.loopbacks = find_loopbacks(self.routes, {name: link.policy for name, link in platform.links.items()},
+                                        where)
 
     # -- reading SimGrid's answer
 
@@ -609,20 +603,6 @@ class _Assembly:
         if abs(latency - carried) > LATENCY_RTOL * max(latency, carried) + 1e-15:
             raise E(f"{what}: SimGrid gives it {latency:g} s of latency, its links {carried:g} s; latency "
                     "not carried by links (coordinates?) is not modelled")
-
-    def _loopbacks(self) -> dict[str, str]:
-        """Each host whose route to itself is one link, used by no other route: that link."""
-        singles = {s: links[0] for (s, d), links in self.routes.items() if s == d and len(links) == 1}
-        elsewhere = {name for (s, d), links in self.routes.items() if s != d or s not in singles for name in links}
-        loopbacks = {h: name for h, name in singles.items() if name not in elsewhere}
-        owners: dict[str, list[str]] = {}
-        for h, name in loopbacks.items():
-            owners.setdefault(name, []).append(h)
-        for name, hosts in owners.items():
-            if len(hosts) > 1 and self.platform.links[name].policy != FATPIPE:
-                raise E(f"{self.where}: link {name!r} is the route to itself of {len(hosts)} hosts "
-                        f"({', '.join(hosts[:3])}...); a shared loopback that is not FATPIPE is not modelled")
-        return loopbacks
 
     # -- the layout
 
@@ -732,8 +712,7 @@ class _Drawing:
         self._name_nodes()
         paths = {(r.src, r.dst): self.path(r) for r in self.routes}
         self._add_links()
-        for host, name in self.a.loopbacks.items():
-            paths[(host, host)] = self.add_loopback(host, name)
+        paths |= self.add_loopbacks()
         nodes = [Node(h, HOST, self.a.roles[h], origin=f"{self.where}: host {h!r}") for h in self.a.hosts]
         nodes += [Node(s, SWITCH) for s in self.switches]
         hints = self.a.hints
@@ -829,24 +808,27 @@ class _Drawing:
         if len(ways) == 2:
             self.shared.append([ids[up], ids[1 - up]])
 
-    def add_loopback(self, host: str, name: str) -> tuple[str, ...]:
-        """A host's loopback: the host and ``loopback@HOST`` joined by a shared-duplex pair (one
-        resource), the link's latency on the way out; return the self route."""
-        link = self.a.platform.links[name]
-        node = _fresh(f"loopback@{host}", self.taken_nodes)
-        self.switches.append(node)
-        copies = sum(1 for other in self.a.loopbacks.values() if other == name)
-        base = name if copies == 1 else f"{name}@{host}"
-        # One route crosses it, whatever its policy: one slot at the link's bandwidth (slots
-        # derived from the port rate would run a host's transfer to itself at that rate).
-        capacity, slots = free_capacity(link.bandwidth_Bps, 1)
-        up, down = _fresh(f"{base}_UP", self.taken_links), _fresh(f"{base}_DOWN", self.taken_links)
-        origin = f"{self.where}: link {name!r}"
-        self.links += [Link(up, host, node, capacity, link.latency_s, slots, origin=origin),
-                       Link(down, node, host, capacity, 0.0, slots, origin=origin)]
-        self.shared.append([up, down])
-        self.simgrid[up] = self.simgrid[down] = name
-        return (host, node, host)
+    def add_loopbacks(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """The hosts' loopbacks (:func:`liquidsched.io.simgrid.loopback_links`, as the own parser
+        lays them): each host and a node of its own joined by a shared-duplex pair, one slot at
+        the link's bandwidth whatever its policy (one route crosses it), or the slots liquidsched
+        wrote; return the self routes."""
+        hints, paths = self.a.hints, {}
+        specs = {}
+        for name in dict.fromkeys(self.a.loopbacks.values()):
+            link = self.a.platform.links[name]
+            slots = hints.slots.get(name) if link.policy != FATPIPE else None
+            specs[name] = LoopbackLink(link.bandwidth_Bps, link.latency_s, slots, hints.ends.get(name),
+                                       hints.ids.get(name, (None, None)))
+        laid = loopback_links(self.a.loopbacks, specs, hints.routers, set(self.a.hosts) | set(self.switches),
+                              self.taken_nodes, self.taken_links, self.where)
+        for host, (node, up, down) in laid.items():
+            self.switches.append(node)
+            self.links += [up, down]
+            self.shared.append([up.id, down.id])
+            self.simgrid[up.id] = self.simgrid[down.id] = self.a.loopbacks[host]
+            paths[(host, host)] = (host, node, host)
+        return paths
 
     def add_junction(self, tail: str, head: str, uses: int, fastest_Bps: float) -> None:
         """A junction: a link that never limits the ``uses`` routes crossing it."""
