@@ -160,6 +160,38 @@ def test_fluid_model_agrees_with_simgrid_cm02(seed):
     assert worst <= 1e-6 * ours.makespan_s
 
 
+def cable_to_itself():
+    """Host a on a shared-duplex cable whose route to itself goes out and back through the switch
+    (a pair that a's other routes cross too, so no loopback), host b on two directed links."""
+    from liquidsched.network import Link, Network, Node
+
+    return Network([Node("a"), Node("b"), Node("s", "switch")],
+                   [Link("a>s", "a", "s", 1e8), Link("s>a", "s", "a", 1e8),
+                    Link("b>s", "b", "s", 2e8), Link("s>b", "s", "b", 2e8)], shared_duplex=[("a>s", "s>a")])
+
+
+def test_a_route_out_and_back_over_a_shared_cable_lists_it_once_and_reads_back():
+    net = cable_to_itself()
+    assert net.route("a", "a") == ("a>s", "s>a")
+    text = platform_xml(net)
+    assert text.count('<link_ctn id="a&gt;s|s&gt;a" />') == 3  # a to itself, to b, from b
+    same_network(net, network_from_platform(text))
+
+
+@needs_simgrid
+def test_simgrid_counts_a_shared_cable_crossed_out_and_back_once_as_the_fluid_model():
+    from liquidsched.traffic import Traffic, Transfer
+
+    net = cable_to_itself()
+    traffic = Traffic([Transfer("a", "a", 10_000_000), Transfer("a", "b", 10_000_000), Transfer("b", "a", 5_000_000)])
+    schedule = plan(net, traffic, "round-robin")
+    ours = simulate(schedule, "fluid", "all-at-once")
+    theirs = simulate(schedule, "fluid", "all-at-once", backend="simgrid")
+    # The cable (100 MB/s) carries 25 MB: a's transfer to itself crosses it once, not twice.
+    assert ours.makespan_s == pytest.approx(0.25, rel=1e-9)
+    assert max(abs(x - y) for x, y in zip(ours.finish_s, theirs.finish_s)) <= 1e-9 * ours.makespan_s
+
+
 @needs_simgrid
 def test_simulate_cli_with_the_simgrid_backend(capsys):
     argv = ["simulate", "--topology", "two-switch", "--algorithm", "round-robin", "--policy", "per-sender", "--json"]

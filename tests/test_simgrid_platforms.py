@@ -14,6 +14,7 @@ import functools
 import json
 import re
 import subprocess
+import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,13 +23,13 @@ import pytest
 from liquidsched import TopologyError, compute_bound, plan
 from liquidsched.cli import main
 from liquidsched.errors import BackendError
-from liquidsched.io.simgrid import find_loopbacks, network_from_platform, read_platform
+from liquidsched.io.simgrid import find_loopbacks, network_from_platform, platform_xml, read_platform
 from liquidsched.io.simgrid_platform import (PlatformHints, SimgridLink, SimgridPlatform, free_capacity,
                                              network_from_simgrid)
 from liquidsched.simulate import simgrid_backend, simulate
-from liquidsched.traffic import all_to_all
+from liquidsched.traffic import Traffic, Transfer, all_to_all
 
-from .test_simgrid import needs_simgrid
+from .test_simgrid import needs_simgrid, same_network
 
 DATA = Path(__file__).parent / "data" / "simgrid"
 
@@ -251,6 +252,56 @@ def test_fat_tree_parallel_links_each_get_their_own_way():
     assert len(net.hosts()) == 16 and any(v is None for v in platform.simgrid_links.values())
 
 
+# -- exported and read back ----------------------------------------------------------------------------
+
+
+def same_resources(a, b) -> None:
+    """Equal resources (capacity, slots), and every route over the same resources."""
+    assert {r: (c, k) for r, c, k in zip(a.resources, a.resource_capacity, a.resource_slots)} == \
+        {r: (c, k) for r, c, k in zip(b.resources, b.resource_capacity, b.resource_slots)}
+    for s in a.senders():
+        for d in a.receivers():
+            assert {a.resources[r] for r in a.path_resources(s, d)} == {b.resources[r] for r in b.path_resources(s, d)}
+
+
+def routes_of(text: str) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """The (link, direction) list of each route of a platform's text."""
+    zone = ET.fromstring(text).find("zone")
+    return {(r.get("src"), r.get("dst")): [(c.get("id"), c.get("direction", "")) for c in r.findall("link_ctn")]
+            for r in zone.findall("route")}
+
+
+@needs_simgrid
+@pytest.mark.parametrize("reader", ["simgrid", "liquidsched"])
+@pytest.mark.parametrize("name", PLATFORMS)
+def test_an_exported_platform_reads_back_as_the_same_network(name, reader, tmp_path):
+    net = read(name).network
+    text = platform_xml(net)
+    # No route lists a link twice (SimGrid would count it twice): a loopback is listed once.
+    assert all(len(set(hops)) == len(hops) for hops in routes_of(text).values())
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    back = read_platform(path, reader=reader).network
+    same_network(net, back)
+    same_resources(net, back)
+    # Loopbacks keep their nodes as well as their links.
+    assert all(back.routing.paths[(h, h)] == net.routing.paths[(h, h)] for h in net.hosts())
+
+
+@needs_simgrid
+def test_simgrid_simulates_a_transfer_to_itself_as_the_fluid_model():
+    net = read("full.xml").network
+    # a to itself alone, then with b to itself and a to b at once: each loopback is one
+    # resource crossed once (10 GB/s), as SimGrid simulates it.
+    for transfers in ([Transfer("a", "a", 100_000_000)],
+                      [Transfer("a", "a", 100_000_000), Transfer("b", "b", 50_000_000), Transfer("a", "b", 1_000_000)]):
+        schedule = plan(net, Traffic(transfers), "round-robin")
+        ours = simulate(schedule, "fluid", "all-at-once")
+        theirs = simulate(schedule, "fluid", "all-at-once", backend="simgrid")
+        assert ours.finish_s[0] == pytest.approx(0.01 + 1e-6, rel=1e-9)
+        assert max(abs(x - y) for x, y in zip(ours.finish_s, theirs.finish_s)) <= 1e-9 * ours.makespan_s
+
+
 # -- loopbacks, by the same rules for both readers -----------------------------------------------------
 
 
@@ -325,6 +376,15 @@ def test_own_parser_names_why_it_cannot_lay_out_a_route_to_itself():
                                             r"'lo_UP' alone, which other routes cross too: liquidsched's own parser "
                                             r"cannot lay it out"):
         network_from_platform(text, "own.xml")
+
+
+def test_own_parser_reads_a_route_to_itself_over_a_shared_link_others_cross_as_out_and_back():
+    # What the export writes for a host whose route to itself goes out and back over its
+    # shared-duplex cable, which its other routes cross too: the cable, listed once.
+    text = OWN_A.replace('<route src="a" dst="a"><link_ctn id="lo"/>', '<route src="a" dst="a"><link_ctn id="la"/>')
+    net = network_from_platform(text, "own.xml")
+    assert net.routing.paths[("a", "a")] == ("a", "loopback@a", "a")
+    assert net.route("a", "a") == ("la_UP", "la_DOWN") and ("la_UP", "la_DOWN") in net.shared_duplex
 
 
 # -- the fluid model against SimGrid's own simulation of the file ------------------------------------

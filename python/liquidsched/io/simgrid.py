@@ -5,6 +5,11 @@ per switch, a ``<link>`` per resource and a ``<route>`` (``symmetrical="NO"``) f
 sender → receiver pair, self routes included. Links map as follows:
 
 * a shared-duplex pair (both directions on one capacity) is one ``SHARED`` link crossed both ways;
+  a route out and back over a pair (a host's route to itself through a neighbour) lists it once,
+  since it is one resource: liquidsched counts a resource once per route, SimGrid a link once per
+  listing. A host's *loopback*, a pair that only the host's route to itself crosses, is written
+  from the host out, with the latency of both directions, so that SimGrid's route has the
+  model's latency and both readers read it back as the same loopback;
 * two opposite links with the same capacity, latency and slots are one ``SPLITDUPLEX`` link, the
   first declared direction being ``UP``;
 * any other directed link is a ``SHARED`` link crossed one way only.
@@ -29,8 +34,9 @@ Reading (:func:`read_platform`, :func:`load_platform`) has two readers:
   tail is where the previous link of a route ends) with the union-find both readers share;
   inferred nodes become switches named ``router-1``, ``router-2``, ...; host roles follow the
   routes; a host's route to itself through one link that no other route crosses is its
-  loopback, as for SimGrid (:func:`find_loopbacks`, :func:`loopback_links`); one it does not list
-  goes through its switch.
+  loopback, as for SimGrid (:func:`find_loopbacks`, :func:`loopback_links`), one through a SHARED
+  link that other routes cross goes out over it and back, one it does not list goes through its
+  switch.
 
 ``read_platform`` says which reader read the file (``topology show`` prints it); the environment
 variable ``LIQUIDSCHED_PLATFORM_READER`` (``auto``, ``simgrid`` or ``liquidsched``) forces one.
@@ -81,16 +87,41 @@ def _number(x: float) -> str:
     return repr(float(x))
 
 
+def _loopback_pairs(net: Network) -> dict[str, str]:
+    """The loopbacks of ``net``, by the link back of each: the shared-duplex pairs that a host's
+    route to itself crosses out and back (host → node → host) and that no other route crosses,
+    each with its link out of the host. The readers make such a pair of a host's route to itself
+    through one link that no other route crosses (:func:`find_loopbacks`)."""
+    partner = {a: b for a, b in net.shared_duplex} | {b: a for a, b in net.shared_duplex}
+    senders, receivers = net.senders(), net.receivers()
+    out_of: dict[str, str] = {}
+    for h in set(senders) & set(receivers):
+        route = net.route(h, h)
+        if len(route) == 2 and partner.get(route[0]) == route[1]:
+            out_of[route[1]] = route[0]
+    if not out_of:
+        return out_of
+    loops = {h for h in set(senders) & set(receivers) if net.route(h, h)[-1] in out_of}
+    crossed = {lid for s in senders for d in receivers if s != d or s not in loops for lid in net.route(s, d)}
+    return {back: out for back, out in out_of.items() if back not in crossed and out not in crossed}
+
+
 def _simgrid_links(net: Network) -> tuple[list[dict], dict[str, tuple[str, str]]]:
     """The SimGrid links of ``net``, and for each liquidsched link the (SimGrid id, direction)
     that carries it."""
     partner = {a: b for a, b in net.shared_duplex} | {b: a for a, b in net.shared_duplex}
+    out_of = _loopback_pairs(net)
     carried: dict[str, tuple[str, str]] = {}
     links: list[dict] = []
-    for lid, link in net.links.items():
+    for lid in net.links:
+        # A loopback is written from its host out, so that its src property names the host.
+        lid = out_of.get(lid, lid)
         if lid in carried:
             continue
+        link = net.links[lid]
         down = partner.get(lid)
+        # The self route crosses a loopback once for SimGrid: its latency is that of both ways.
+        latency = link.latency_s + (net.links[down].latency_s if down in out_of else 0.0)
         policy = SHARED
         if down is None:
             opposite = net.link_between(link.dst, link.src)
@@ -103,7 +134,7 @@ def _simgrid_links(net: Network) -> tuple[list[dict], dict[str, tuple[str, str]]
         carried[lid] = (sg_id, UP if policy == SPLITDUPLEX else NONE)
         if down is not None:
             carried[down] = (sg_id, DOWN if policy == SPLITDUPLEX else NONE)
-        links.append({"id": sg_id, "policy": policy, "link": link, "up": lid, "down": down})
+        links.append({"id": sg_id, "policy": policy, "link": link, "latency": latency, "up": lid, "down": down})
     return links, carried
 
 
@@ -128,7 +159,7 @@ def platform_xml(net: Network, latencies: bool = True) -> str:
     for item in links:
         link: Link = item["link"]
         el = ET.SubElement(zone, "link", id=item["id"], bandwidth=_number(link.capacity_Bps) + "Bps",
-                           latency=_number(link.latency_s if latencies else 0.0) + "s", sharing_policy=item["policy"])
+                           latency=_number(item["latency"] if latencies else 0.0) + "s", sharing_policy=item["policy"])
         props = {"src": link.src, "dst": link.dst, "up": item["up"]}
         if item["down"] is not None:
             props["down"] = item["down"]
@@ -139,8 +170,12 @@ def platform_xml(net: Network, latencies: bool = True) -> str:
     for s in net.senders():
         for d in net.receivers():
             route = ET.SubElement(zone, "route", src=s, dst=d, symmetrical="NO")
-            for lid in net.route(s, d):
-                sg_id, direction = carried[lid]
+            hops = [carried[lid] for lid in net.route(s, d)]
+            for k, (sg_id, direction) in enumerate(hops):
+                if k and direction == NONE and hops[k - 1] == hops[k]:
+                    # Out and back over a shared-duplex pair (a route to itself): one resource,
+                    # which liquidsched counts once per route and SimGrid once per listing.
+                    continue
                 attrs = {"id": sg_id} | ({"direction": direction} if direction != NONE else {})
                 ET.SubElement(route, "link_ctn", attrs)
     ET.indent(root)
@@ -589,11 +624,14 @@ def _loopback_link(lid: str, direction: str, info: dict, zwhere: str) -> Loopbac
 def _routes_to_walk(routes: dict, loopbacks: dict[str, str], zwhere: str) -> dict:
     """The routes the own parser lays out link end by link end: all but the loopbacks'.
 
+    A host's route to itself through one SHARED link that other routes cross too goes out over
+    the link and back: what liquidsched's export means by it (a route out and back over a
+    shared-duplex pair, one resource that SimGrid must count once, lists it once).
+
     Raises
     ------
     TopologyError
-        for a host's route to itself through one link that other routes cross too: its two ends
-        would be the host, and the own parser lays no junction (SimGrid's reader does).
+        for such a route over one direction of a SPLITDUPLEX link, which goes one way only.
     """
     walked = {}
     for (src, dst), hops in routes.items():
@@ -601,9 +639,11 @@ def _routes_to_walk(routes: dict, loopbacks: dict[str, str], zwhere: str) -> dic
             continue
         if src == dst and len(hops) == 1:
             lid, direction = hops[0]
-            what = f"link {lid!r}" if direction == NONE else f"direction {direction} of SPLITDUPLEX link {lid!r}"
-            raise E(f"{zwhere}: route {src} → {src} is {what} alone, which other routes cross too: liquidsched's own "
-                    f"parser cannot lay it out (it would be a link from {src} to itself; SimGrid's reader can)")
+            if direction != NONE:
+                raise E(f"{zwhere}: route {src} → {src} is direction {direction} of SPLITDUPLEX link {lid!r} alone, "
+                        "which other routes cross too: liquidsched's own parser cannot lay it out (it would be a "
+                        f"link from {src} to itself; SimGrid's reader can)")
+            hops = hops * 2
         walked[(src, dst)] = hops
     return walked
 
