@@ -60,12 +60,24 @@ def test_calibrate_here_gives_every_parameter_and_the_predictions(capsys):
     report = json.loads(capsys.readouterr().out)
     params = report["parameters"]
     assert report["hosts"] == ["h1.1", "h2.2"] and params["packet_bytes"] == 4096
+    assert report["where"] == "this machine (shared memory)"
     assert all(params[k] >= 0 for k in params) and report["round_trip_s"] > 0
     assert [(r["algorithm"], r["model"].split(",")[0]) for r in report["all_to_all"]["predictions"]] == [
         ("shuffle", "eq. 2 (no contention)"), ("shuffle", "fluid"), ("pairwise", "eq. 6 (no contention)"),
         ("pairwise", "fluid")]
     assert main(["calibrate", "--topology", "hierarchical:d1=2,d2=2", "--hosts", "h1.1,zz"]) == 2
     assert "'zz' is not a host" in capsys.readouterr().err
+
+
+def test_calibrate_names_every_place_its_ranks_can_run():
+    """Where the ping-pong ran is told by network_kind, never declared to be the modelled network."""
+    from liquidsched.cli.calibrate import WHERE
+    from liquidsched.execute import Launcher, network_kind
+
+    srun = Launcher("srun", "/usr/bin/srun")
+    kinds = {network_kind(emulated, False, args, launcher) for emulated in (None, {"h": "ns"})
+             for args in ([], ["-f", "hosts"]) for launcher in (None, srun)}
+    assert kinds == set(WHERE) == {"emulated", "undeclared", "local"}
 
 
 @needs_root

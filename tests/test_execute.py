@@ -317,3 +317,18 @@ def test_run_timeout_through_the_cli_is_one_line_and_keeps_the_measured_modes(tm
     assert errors == ["liquidsched: error: the MPI run failed in mode alltoallv: did not finish within 1.5 s "
                       "(frames measured before)"]
     assert [m["mode"] for m in json.loads(report.read_text())["modes"]] == ["frames"]
+
+
+def test_where_ranks_run_is_told_in_one_place_and_memory_is_checked_only_here():
+    from liquidsched.execute import HERE_NETWORKS, NETWORKS, check_memory_on, network_kind
+
+    srun = Launcher("srun", "/usr/bin/srun")
+    assert network_kind({"h1": "ns1"}, False, []) == network_kind(True, False, ["-f", "hosts"], srun) == "emulated"
+    assert network_kind(None, True, ["-f", "hosts"]) == network_kind(False, True, []) == "declared"
+    assert network_kind(None, False, ["-f", "hosts"]) == network_kind(None, False, [], srun) == "undeclared"
+    assert network_kind(None, False, []) == network_kind(False, False, [], Launcher("path", "/bin/x")) == "local"
+    assert set(HERE_NETWORKS) == {"emulated", "local"} <= set(NETWORKS)
+    net = build_topology("crossbar:n=3")
+    small = exchange_plan(plan(net, all_to_all(net, size_bytes=1000), "round-robin"))
+    assert check_memory_on("local", small).total_bytes > 0 and check_memory_on("emulated", small) is not None
+    assert check_memory_on("declared", small) is None and check_memory_on("undeclared", small) is None

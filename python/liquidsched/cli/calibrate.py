@@ -15,6 +15,10 @@ from .emulation import add_launch_options, emulated_hosts, launcher_args, launch
 DEFAULT_PACKET = "64KiB"
 #: How long the ping-pong may take unless told (seconds).
 CALIBRATE_TIMEOUT_S = 300.0
+#: Where the two ranks ran, by :func:`~liquidsched.execute.network_kind` (nothing is declared
+#: here: a calibration measures whatever network it runs on).
+WHERE = {"emulated": "emulated network", "undeclared": "the launcher's placement",
+         "local": "this machine (shared memory)"}
 
 
 def calibration_hosts(net, text: str | None) -> list[str]:
@@ -58,7 +62,7 @@ def exchange_predictions(net, params, message_bytes: int) -> list[dict[str, Any]
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ..execute import calibrate
+    from ..execute import calibrate, network_kind
     from ..topologies import resolve_topology
 
     net = resolve_topology(args.topology)
@@ -67,9 +71,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise InputError(f"--repeats: at least 2, got {args.repeats}")
     launcher, mpiexec_args = launcher_of(args), launcher_args(args)
     with emulated_hosts(net, args.emulate, args.prefix) as namespace:
-        placed = mpiexec_args or launcher.kind == "srun"
-        where = "emulated network" if namespace is not None else ("the launcher's placement" if placed else
-                                                                    "this machine (shared memory)")
+        where = WHERE[network_kind(namespace, False, mpiexec_args, launcher)]
         err.print(f"ping-pong {hosts[0]} ↔ {hosts[1]} on {where}: {args.packet_bytes:,}-byte packets, "
                   f"{args.repeats} repeats")
         params, raw = calibrate(hosts, args.packet_bytes, args.repeats, namespace, mpiexec_args, args.timeout,

@@ -40,9 +40,10 @@ Swiss-T1 a host sends to itself through its switch). So the measured throughput 
 the bytes that cross the network and is compared with the liquid throughput of those transfers
 alone (:func:`network_schedule`); the result says how many self transfers were local copies.
 
-Before launching, a run whose ranks all run here is refused when their buffers cannot fit in
-the available memory (:mod:`.memory`). A run that fails, or outlives its timeout (the launcher
-and every rank are then ended), keeps the modes it measured before (:class:`ExchangeFailedError`).
+Before launching, a run whose ranks all run here (:func:`network_kind`) is refused when their
+buffers cannot fit in the available memory (:func:`check_memory_on`). A run that fails, or
+outlives its timeout (the launcher and every rank are then ended), keeps the modes it measured
+before (:class:`ExchangeFailedError`).
 """
 
 from __future__ import annotations
@@ -211,18 +212,71 @@ def network_schedule(schedule: Schedule) -> Schedule | None:
     return Schedule(schedule.network, crossing, [f for f in frames if f], schedule.info)
 
 
-def network_kind(namespaces: Mapping[str, str] | None, declared: bool, mpiexec_args: Sequence[str],
+def network_kind(emulated: Mapping[str, str] | bool | None, declared: bool, mpiexec_args: Sequence[str],
                  launcher: Launcher | None = None) -> str:
-    """The key of :data:`NETWORKS` for a run: ``emulated`` with namespaces, ``declared`` when the
-    user says the ranks run on the modelled network, ``undeclared`` when launcher arguments or
-    srun (which runs on a Slurm allocation's nodes) place them without that declaration,
-    ``local`` otherwise."""
-    if namespaces is not None:
+    """The key of :data:`NETWORKS` for a run: where its ranks run. The one place that rule is
+    written: :func:`run_exchange`, the ``run``, ``calibrate`` and ``steady`` commands ask it.
+
+    Parameters
+    ----------
+    emulated
+        The hosts' network namespaces when the ranks run in an emulated network, or True when
+        they will (before the namespaces are built); None or False when they do not.
+    declared
+        The user's declaration that the ranks run on the modelled network.
+    mpiexec_args
+        Further launcher arguments (a host file places the ranks elsewhere).
+    launcher
+        What starts the ranks: srun places them on a Slurm allocation's nodes.
+
+    Returns
+    -------
+    str
+        ``emulated`` with namespaces, ``declared`` when the user says the ranks run on the
+        modelled network, ``undeclared`` when launcher arguments or srun place them without
+        that declaration, ``local`` otherwise (every rank on this machine).
+
+    Examples
+    --------
+    >>> network_kind(None, False, []), network_kind(True, False, []), network_kind(None, False, ["-f", "hosts"])
+    ('local', 'emulated', 'undeclared')
+    """
+    if emulated is not None and emulated is not False:
         return "emulated"
     if declared:
         return "declared"
     elsewhere = mpiexec_args or (launcher is not None and launcher.kind == "srun")
     return "undeclared" if elsewhere else "local"
+
+
+#: The networks (:data:`NETWORKS`) on which every rank runs on this machine: an emulated one
+#: (its namespaces are this machine's) and the local one.
+HERE_NETWORKS = ("emulated", "local")
+
+
+def check_memory_on(network: str, plan: ExchangePlan) -> MemoryEstimate | None:
+    """Refuse ``plan`` when its ranks all run on this machine (``network`` in
+    :data:`HERE_NETWORKS`, as :func:`network_kind` tells) and their buffers cannot fit in the
+    available memory; elsewhere this machine's memory says nothing.
+
+    Parameters
+    ----------
+    network
+        A key of :data:`NETWORKS`.
+    plan
+        The run's :func:`exchange_plan`.
+
+    Returns
+    -------
+    MemoryEstimate or None
+        The estimate when the ranks run here, None otherwise.
+
+    Raises
+    ------
+    InsufficientMemoryError
+        when the ranks run here and do not fit (:func:`check_memory`).
+    """
+    return check_memory(plan) if network in HERE_NETWORKS else None
 
 
 def find_mpiexec() -> str:
@@ -259,6 +313,18 @@ class Launcher:
     program: str
 
     def to_dict(self) -> dict[str, str]:
+        """The launcher as a run's metadata records it.
+
+        Returns
+        -------
+        dict
+            ``kind`` (``mpiexec``, ``srun`` or ``path``) and ``program`` (the executable's path).
+
+        Examples
+        --------
+        >>> Launcher("srun", "/usr/bin/srun").to_dict()
+        {'kind': 'srun', 'program': '/usr/bin/srun'}
+        """
         return {"kind": self.kind, "program": self.program}
 
 
@@ -431,8 +497,9 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
     Raises
     ------
     InsufficientMemoryError
-        when every rank runs here (no ``mpiexec_args``, not srun, nothing declared) and their
-        buffers do not fit in the available memory; checked before launching.
+        when every rank runs here (:func:`network_kind` ``local`` or ``emulated``) and their
+        buffers do not fit in the available memory; checked before launching
+        (:func:`check_memory_on`).
     ExchangeFailedError
         if the run fails: one line naming what failed, and the modes measured before.
     BackendError
@@ -461,8 +528,7 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         raise InputError("the MPI_Alltoall modes need an all-to-all of equal messages (every host the same bytes "
                          "to every other); this traffic is not one: use alltoallv")
     network = network_kind(namespaces, on_modelled_network, mpiexec_args, launcher)
-    if network in ("local", "emulated"):
-        check_memory(plan)
+    check_memory_on(network, plan)
     deadline = time.monotonic() + timeout_s
     measured: dict[str, Any] = {}
     raw: dict[str, Any] | None = None
@@ -618,8 +684,8 @@ def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str,
 
 
 __all__ = ["ALLTOALL_ALGORITHMS", "COMPARABLE_NETWORKS", "DEFAULT_MODES", "MODES", "NAMESPACE_ENV", "NETWORKS",
-           "PREDICTION_OF_MODE", "DEFAULT_TIMEOUT_S", "LAUNCHERS", "ExchangeFailedError", "ExchangeResult",
-           "InsufficientMemoryError", "Launcher", "MemoryEstimate", "ModeResult", "alltoall_mode_env", "calibrate",
-           "check_memory", "exchange_plan", "failure_line", "find_mpiexec", "is_mode", "launch_command",
-           "memory_estimate", "mode_names", "network_kind", "network_schedule", "predict_mode", "prediction_of_mode",
-           "resolve_launcher", "run_exchange", "run_launched"]
+           "PREDICTION_OF_MODE", "DEFAULT_TIMEOUT_S", "HERE_NETWORKS", "LAUNCHERS", "ExchangeFailedError",
+           "ExchangeResult", "InsufficientMemoryError", "Launcher", "MemoryEstimate", "ModeResult",
+           "alltoall_mode_env", "calibrate", "check_memory", "check_memory_on", "exchange_plan", "failure_line",
+           "find_mpiexec", "is_mode", "launch_command", "memory_estimate", "mode_names", "network_kind",
+           "network_schedule", "predict_mode", "prediction_of_mode", "resolve_launcher", "run_exchange", "run_launched"]

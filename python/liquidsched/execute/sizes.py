@@ -24,7 +24,8 @@ from ..errors import BackendError, InputError
 from ..schedule import Piece, Schedule
 from ..traffic import Traffic, Transfer
 from ..units import parse_size
-from . import ExchangeFailedError, ExchangeResult, ModeResult, check_memory, exchange_plan, network_kind, run_exchange
+from . import (ExchangeFailedError, ExchangeResult, ModeResult, check_memory_on, exchange_plan, network_kind,
+               run_exchange)
 
 #: Schedulers whose frames, for transfers of one size, do not depend on that size (they count
 #: transfers against slots): their schedule at one size is their schedule at every size.
@@ -171,6 +172,26 @@ class SizedSchedules:
         self._cache: dict[int, Schedule] = {}
 
     def __call__(self, size_bytes: int) -> Schedule:
+        """The schedule at ``size_bytes``, made once and remembered, with how it was made in
+        :attr:`made` (``scaled`` or ``planned``).
+
+        Parameters
+        ----------
+        size_bytes
+            The size every transfer carries.
+
+        Returns
+        -------
+        Schedule
+            The schedule scaled to that size (:func:`scaled_schedule`) when its frames do not
+            depend on the size, else ``replan`` of the traffic resized to it. Neither is
+            validated here: the caller checks it (``run --sizes`` validates every size's).
+
+        Raises
+        ------
+        InputError
+            when the schedule cannot be scaled and there is no ``replan``.
+        """
         if size_bytes not in self._cache:
             scaled = scaled_schedule(self.schedule, size_bytes)
             if scaled is not None:
@@ -279,8 +300,7 @@ def run_sizes(schedule_at: Callable[[int], Schedule], sizes: Sequence[int], mode
     largest = schedule_at(sizes[-1])
     kind = network_kind(run_options.get("namespaces"), run_options.get("on_modelled_network", False),
                         run_options.get("mpiexec_args", ()), run_options.get("launcher"))
-    if kind in ("local", "emulated"):
-        check_memory(exchange_plan(largest))
+    check_memory_on(kind, exchange_plan(largest))
     made = getattr(schedule_at, "made", {})
     done = SizesResult()
     for k, size in enumerate(sizes):
