@@ -114,6 +114,58 @@ def test_a_sweep_needs_equal_transfers():
     assert list(resized_traffic(uneven, 7)) == [Transfer("h1", "h2", 7), Transfer("h2", "h3", 7)]
 
 
+def crammed(schedule):
+    """``schedule`` with every piece in one frame: invalid wherever two transfers share a slot."""
+    from liquidsched.schedule import Schedule
+
+    return Schedule(schedule.network, schedule.traffic, [[p for f in schedule.frames for p in f]], schedule.info)
+
+
+def test_every_size_of_a_sweep_is_validated_and_an_invalid_one_refused():
+    """A schedule planned again at a size is validated like the one given: refused unless
+    forced, and then its violations are reported with its size."""
+    import argparse
+
+    from liquidsched.cli.run import sized_validity
+
+    net = build_topology("two-switch")
+    traffic = all_to_all(net, size_bytes=64 * KiB)
+    base = plan(net, traffic, "shuffle", packet_bytes=16 * KiB)
+    replan = lambda t: plan(net, t, "shuffle", packet_bytes=16 * KiB)  # noqa: E731
+    bad_at = lambda t: crammed(replan(t)) if t.uniform_size == 2 * KiB else replan(t)  # noqa: E731
+    given = {"schedule_valid": True, "violations": []}
+    args = argparse.Namespace(schedule=None, force=False)
+    assert sized_validity(args, SizedSchedules(base, replan), [KiB, 2 * KiB], given) == given
+    with pytest.raises(InputError, match="the schedule planned for 2 KiB: the schedule is invalid"):
+        sized_validity(args, SizedSchedules(base, bad_at), [KiB, 2 * KiB], given)
+    forced = sized_validity(argparse.Namespace(schedule=None, force=True), SizedSchedules(base, bad_at),
+                            [KiB, 2 * KiB], given)
+    assert forced["schedule_valid"] is False and forced["violations"]
+    assert all(v.startswith("at 2 KiB: ") for v in forced["violations"])
+
+
+def test_run_sizes_refuses_an_invalid_schedule_at_a_size_before_running(monkeypatch, capsys):
+    import liquidsched.execute.sizes as sizes_module
+    import liquidsched.schedulers as schedulers
+
+    real = schedulers.plan
+
+    def planned(network, traffic, algorithm, **options):
+        schedule = real(network, traffic, algorithm, **options)
+        return crammed(schedule) if traffic.uniform_size == 2 * KiB else schedule
+
+    def never(*args, **kwargs):
+        raise AssertionError("nothing runs before every size's schedule is validated")
+
+    monkeypatch.setattr(schedulers, "plan", planned)
+    monkeypatch.setattr(sizes_module, "run_exchange", never)
+    assert main(["run", "--topology", "two-switch", "--algorithm", "shuffle", "--packet-bytes", "512",
+                 "--sizes", "1KiB,2KiB", "--modes", "frames"]) == 2
+    err = capsys.readouterr().err
+    assert "the schedule planned for 2 KiB" in err and "the schedule is invalid" in err
+    assert "running" not in err and "Traceback" not in err
+
+
 def test_run_sizes_end_to_end(tmp_path, capsys):
     """Two sizes, two modes, here: a table with every size and mode, JSON with the statistics
     and the metadata, a plot; no ratio to the bound on this machine."""

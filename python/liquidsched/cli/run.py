@@ -107,7 +107,7 @@ def checked_schedule(schedule: Schedule, force: bool, where: str) -> list[str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..execute import check_memory, exchange_plan
+    from ..execute import check_memory_on, exchange_plan, network_kind
     from ..execute.metadata import utc_now
 
     if args.on_modelled_network and (args.emulate or args.prefix):
@@ -118,17 +118,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.sizes and args.size is not None:
         raise InputError("--size and --sizes both set the transfers' size: give one")
     launcher, mpiexec_args = launcher_of(args), launcher_args(args)
+    # Where the ranks will run, told before an emulated network is built for them.
+    network = network_kind(bool(args.emulate or args.prefix), args.on_modelled_network, mpiexec_args, launcher)
     stepped = any(m in STEPPED_MODES for m in args.modes)
     schedule = schedule_from_args(args, shared=STEPPED_OPTIONS if stepped else ())
     violations = checked_schedule(schedule, args.force, args.schedule or "the schedule")
     validity = {"schedule_valid": not violations, "violations": violations}
     if args.sizes:
-        return cmd_run_sizes(args, schedule, launcher, mpiexec_args, validity)
+        return cmd_run_sizes(args, schedule, launcher, mpiexec_args, validity, network)
     mode_schedules = stepped_schedules(args, schedule, args.modes)
     plan = exchange_plan(schedule)
-    if not (args.on_modelled_network or mpiexec_args or launcher.kind == "srun"):
-        # Every rank runs here: refuse what cannot fit before building or launching anything.
-        check_memory(plan)
+    # Refuse what cannot fit before building an emulated network or launching anything
+    # (run_exchange checks again, by the same rule, once the network is up).
+    check_memory_on(network, plan)
     title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
              f"({schedule.length} frames)")
     started = utc_now()
@@ -154,7 +156,31 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def metadata(args: argparse.Namespace, schedule: Schedule, launcher: Any, mpiexec_args: list[str],
              mpi_library: str, started: str, sizes: list[int] | None = None) -> dict[str, Any]:
-    """What the run was (:func:`~liquidsched.execute.metadata.run_metadata`)."""
+    """The ``metadata`` block of a run's report: what ran, how, where and when.
+
+    Parameters
+    ----------
+    args
+        The ``run`` command's arguments: its modes, repeats, warm-up runs, timeout and command
+        line.
+    schedule
+        The schedule given (its network's, traffic's and algorithm's names).
+    launcher
+        The :class:`~liquidsched.execute.Launcher` that started the ranks.
+    mpiexec_args
+        The launcher's further arguments (``--launcher-args``), as split into words.
+    mpi_library
+        The MPI library the ranks reported (empty when no rank reported it).
+    started
+        When the run started (:func:`~liquidsched.execute.metadata.utc_now`).
+    sizes
+        The sizes of a ``--sizes`` sweep, in bytes; None for a run at one size.
+
+    Returns
+    -------
+    dict
+        :func:`~liquidsched.execute.metadata.run_metadata`'s block.
+    """
     from ..execute.metadata import run_metadata
 
     return run_metadata(topology=schedule.network.name, traffic=schedule.traffic.name,
@@ -165,10 +191,14 @@ def metadata(args: argparse.Namespace, schedule: Schedule, launcher: Any, mpiexe
 
 
 def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, mpiexec_args: list[str],
-                  validity: dict[str, Any]) -> int:
-    """``run --sizes``: every mode at every size, with a progress bar over the sizes."""
+                  validity: dict[str, Any], network: str) -> int:
+    """``run --sizes``: every mode at every size, with a progress bar over the sizes. Every
+    size's schedule (scaled or planned again) is validated like the one given, and the largest
+    checked against this machine's memory (``network``: :func:`~liquidsched.execute.network_kind`),
+    before an emulated network is built or anything launched."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ..execute import check_memory_on, exchange_plan
     from ..execute.metadata import utc_now
     from ..execute.sizes import SizedSchedules, SizesFailedError, format_size, run_sizes
     from ..schedulers import plan
@@ -181,6 +211,8 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
         options = algorithm_options(args, args.algorithm, shared=STEPPED_OPTIONS if stepped else ())
         replan = lambda traffic: plan(schedule.network, traffic, args.algorithm, **options)  # noqa: E731
     sized = SizedSchedules(schedule, replan)
+    validity = sized_validity(args, sized, sizes, validity)
+    check_memory_on(network, exchange_plan(sized(max(sizes))))
     own = (lambda s: stepped_schedules(args, s, args.modes)) if stepped else None
     started = utc_now()
     with emulated_hosts(schedule.network, args.emulate, args.prefix) as namespace:
@@ -207,6 +239,43 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
                 raise
     about = metadata(args, schedule, launcher, mpiexec_args, result.mpi_library, started, sizes)
     return report_sizes(args, result, schedule, validity | {"metadata": about})
+
+
+def sized_validity(args: argparse.Namespace, sized: Any, sizes: list[int],
+                   validity: dict[str, Any]) -> dict[str, Any]:
+    """Validate the schedule at every size of a sweep (:func:`checked_schedule`: refused unless
+    ``--force``), made once here so that the sweep runs the schedules validated.
+
+    Parameters
+    ----------
+    args
+        The ``run`` command's arguments (``--schedule``, ``--force``).
+    sized
+        The :class:`~liquidsched.execute.sizes.SizedSchedules` of the sweep.
+    sizes
+        The sizes, in bytes.
+    validity
+        The given schedule's ``schedule_valid`` and ``violations``.
+
+    Returns
+    -------
+    dict
+        ``schedule_valid`` (every schedule valid) and ``violations``: the given schedule's, then
+        each size's, prefixed with that size.
+
+    Raises
+    ------
+    InputError
+        when a size's schedule is invalid and ``--force`` is not given.
+    """
+    from ..execute.sizes import format_size
+
+    violations = list(validity["violations"])
+    for size in sizes:
+        at = sized(size)
+        where = f"{args.schedule or 'the schedule'} {sized.made[size]} for {format_size(size)}"
+        violations += [f"at {format_size(size)}: {v}" for v in checked_schedule(at, args.force, where)]
+    return {"schedule_valid": not violations, "violations": violations}
 
 
 def report_sizes(args: argparse.Namespace, result: Any, schedule: Schedule, extra: dict[str, Any]) -> int:
