@@ -11,9 +11,15 @@
  * a barrier between frames, as `liquidsched run --modes frames` does.
  *
  * Where it cannot plan, it calls the library's own collective and says why once on stderr:
- * no fabric, an unreadable one, MPI_IN_PLACE, a datatype that is not contiguous, an
- * intercommunicator, ranks the fabric does not map, or a planning error. The decision is
- * agreed by every rank of the communicator, so that no rank plans while another falls back.
+ * no fabric, an unreadable one, MPI_IN_PLACE, a datatype that is not contiguous, ranks the
+ * fabric does not map, small messages, a message too large for an MPI-3 library's int counts,
+ * counts that do not match between ranks (the library then reports the error as it does), or a
+ * planning error. The decision is agreed by every rank of the communicator, so that no rank
+ * plans while another falls back. Intercommunicators, communicators of one rank and
+ * LIQUIDSCHED_PMPI=off go to the library at once, without any message of ours.
+ *
+ * Calls from several threads at once must be on different communicators, as MPI requires of
+ * collectives; the process-wide state (fabric, attribute key) is set up under a lock.
  *
  * Environment:
  *   LIQUIDSCHED_FABRIC      the fabric file (required to plan)
@@ -25,7 +31,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +51,7 @@ typedef MPI_Count count_t;
 #define ISEND PMPI_Isend_c
 #else
 typedef int count_t;
+#define INT_COUNTS 1
 #define TYPE_SIZE PMPI_Type_size
 #define TYPE_EXTENT PMPI_Type_get_extent
 #define TYPE_TRUE_EXTENT PMPI_Type_get_true_extent
@@ -50,18 +59,18 @@ typedef int count_t;
 #define ISEND PMPI_Isend
 #endif
 
-/* Why a call falls back to the library's collective; the highest reason found by any rank
- * is the one said. */
+/* Why a call falls back to the library's collective; when ranks differ, the highest reason
+ * found is the one said. */
 enum reason {
     PLAN_OK = 0,
     NO_FABRIC_VARIABLE,
-    DISABLED,
     FABRIC_UNREADABLE,
     IN_PLACE,
     NOT_CONTIGUOUS,
-    INTERCOMMUNICATOR,
     UNMAPPED_RANKS,
     SMALL_MESSAGES,
+    TOO_LARGE,
+    COUNTS_MISMATCH,
     PLANNING_FAILED,
     REASONS
 };
@@ -69,18 +78,15 @@ enum reason {
 static const char *reason_text[REASONS] = {
     "",
     "LIQUIDSCHED_FABRIC is not set (liquidsched pmpi-config writes the file it names)",
-    "LIQUIDSCHED_PMPI=off",
     "the fabric file cannot be used",
     "MPI_IN_PLACE is not planned",
     "a datatype is not contiguous",
-    "intercommunicators are not planned",
     "a rank of the communicator is not in the fabric",
     "messages under LIQUIDSCHED_MIN_BYTES on average (a barrier per frame would cost more than it saves)",
+    "a message over 2 GiB, more than this MPI library's int counts carry",
+    "the counts do not match between ranks",
     "planning failed",
 };
-
-/* Whether to plan, and whether a cached plan serves: the smallest over the ranks is agreed. */
-enum state { FALL_BACK = 0, REUSE = 1, PLAN = 2 };
 
 typedef struct {
     int peer;
@@ -88,24 +94,27 @@ typedef struct {
     count_t bytes;
 } piece_t;
 
-typedef struct plan_entry {
+typedef struct {
     int n;
     uint64_t *send_row; /* this rank's bytes to each rank: the part of the signature it checks */
     uint64_t *recv_row;
     int frames;
     int *send_start, *recv_start; /* frames + 1 */
     piece_t *sends, *recvs;
-    MPI_Comm comm; /* the private duplicate the pieces travel on */
-    struct plan_entry *next;
 } plan_entry;
 
+/* Slots are numbered so that one bit each fits the agreement's mask, below CAN_PLAN. */
+#define MAX_PLANS_PER_COMM 16
+#define SLOT_BITS ((1u << MAX_PLANS_PER_COMM) - 1)
+#define CAN_PLAN (1u << MAX_PLANS_PER_COMM)
+
 typedef struct {
-    plan_entry *plans;
-    int count;
+    plan_entry *slot[MAX_PLANS_PER_COMM];
+    int next;      /* the slot the next plan takes (round robin: the same on every rank) */
+    MPI_Comm comm; /* the private duplicate the pieces travel on, made with the first plan */
 } comm_cache;
 
-#define MAX_PLANS_PER_COMM 16
-
+static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER;
 static ls_fabric *fabric;
 static int fabric_tried;
 static char fabric_error[512];
@@ -116,6 +125,11 @@ static long planned_calls, reused_calls, fallback_calls;
 static int verbose(void) {
     const char *v = getenv("LIQUIDSCHED_VERBOSE");
     return v && strcmp(v, "0") != 0 && *v;
+}
+
+static int switched_off(void) {
+    const char *v = getenv("LIQUIDSCHED_PMPI");
+    return v && strcmp(v, "off") == 0;
 }
 
 static double time_limit(void) {
@@ -129,67 +143,60 @@ static double min_bytes(void) {
     return v ? atof(v) : 0.0;
 }
 
-/* SMALL_MESSAGES when this rank's messages to the others average under LIQUIDSCHED_MIN_BYTES. */
-static enum reason size_reason(const uint64_t *send_row, int n, int me) {
-    double total = 0;
-    for (int j = 0; j < n; j++)
-        total += j == me ? 0 : (double)send_row[j];
-    return total / (n - 1) < min_bytes() ? SMALL_MESSAGES : PLAN_OK;
-}
-
 static void free_entry(plan_entry *e) {
+    if (!e)
+        return;
     free(e->send_row);
     free(e->recv_row);
     free(e->send_start);
     free(e->recv_start);
     free(e->sends);
     free(e->recvs);
-    if (e->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&e->comm);
     free(e);
 }
 
 static int delete_cache(MPI_Comm comm, int key, void *value, void *extra) {
     (void)comm, (void)key, (void)extra;
     comm_cache *c = value;
-    while (c->plans) {
-        plan_entry *next = c->plans->next;
-        free_entry(c->plans);
-        c->plans = next;
-    }
+    for (int k = 0; k < MAX_PLANS_PER_COMM; k++)
+        free_entry(c->slot[k]);
+    if (c->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&c->comm);
     free(c);
     return MPI_SUCCESS;
 }
 
 static comm_cache *cache_of(MPI_Comm comm) {
+    pthread_mutex_lock(&setup);
     if (keyval == MPI_KEYVAL_INVALID)
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_cache, &keyval, NULL);
+    pthread_mutex_unlock(&setup);
     comm_cache *c;
     int found;
     PMPI_Comm_get_attr(comm, keyval, &c, &found);
     if (found)
         return c;
     c = calloc(1, sizeof *c);
+    c->comm = MPI_COMM_NULL;
     PMPI_Comm_set_attr(comm, keyval, c);
     return c;
 }
 
 /* The fabric, read at the first call that needs it; its error kept for the note. */
 static enum reason fabric_reason(void) {
-    const char *off = getenv("LIQUIDSCHED_PMPI");
-    if (off && strcmp(off, "off") == 0)
-        return DISABLED;
     const char *path = getenv("LIQUIDSCHED_FABRIC");
     if (!path || !*path)
         return NO_FABRIC_VARIABLE;
+    pthread_mutex_lock(&setup);
     if (!fabric_tried) {
         fabric_tried = 1;
         fabric = ls_fabric_load(path, fabric_error, sizeof fabric_error);
     }
+    pthread_mutex_unlock(&setup);
     return fabric ? PLAN_OK : FABRIC_UNREADABLE;
 }
 
-/* Bytes of count elements of a contiguous type (and its extent); -1 when not contiguous. */
+/* Bytes of one element of a contiguous type (and its extent); -1 when not contiguous. */
 static long long contiguous_bytes(MPI_Datatype type, MPI_Aint *extent) {
     count_t size;
 #if MPI_VERSION >= 4
@@ -204,6 +211,27 @@ static long long contiguous_bytes(MPI_Datatype type, MPI_Aint *extent) {
         return -1;
     *extent = (MPI_Aint)ext;
     return size;
+}
+
+/* This rank's bytes to (or from) each rank and where they start in its buffer, from counts and
+ * displacements in elements of type (counts NULL: `count` each, at j * count, as MPI_Alltoall
+ * lays them out); NOT_CONTIGUOUS when the type is not, TOO_LARGE when a message exceeds what
+ * this MPI library's int counts carry. */
+static enum reason byte_layout(int n, const int *counts, const int *displs, int count, MPI_Datatype type,
+                               uint64_t *row, MPI_Aint *off) {
+    MPI_Aint extent = 0;
+    long long size = contiguous_bytes(type, &extent);
+    enum reason why = size < 0 ? NOT_CONTIGUOUS : PLAN_OK;
+    for (int j = 0; j < n; j++) {
+        long long c = counts ? counts[j] : count, d = counts ? displs[j] : (long long)j * count;
+        row[j] = why == PLAN_OK ? (uint64_t)c * (uint64_t)size : 0;
+        off[j] = why == PLAN_OK ? (MPI_Aint)(d * extent) : 0;
+#ifdef INT_COUNTS
+        if (row[j] > INT_MAX)
+            why = TOO_LARGE;
+#endif
+    }
+    return why;
 }
 
 static void note_once(enum reason why, const char *op, const char *detail) {
@@ -236,12 +264,16 @@ static enum reason world_ranks(MPI_Comm comm, int n, int32_t *world) {
     return why;
 }
 
-static plan_entry *find_plan(comm_cache *c, int n, const uint64_t *send_row, const uint64_t *recv_row) {
-    for (plan_entry *e = c->plans; e; e = e->next)
-        if (e->n == n && !memcmp(e->send_row, send_row, n * sizeof *send_row) &&
+/* The slots whose plan has this rank's counts, one bit each. */
+static unsigned matching_slots(const comm_cache *c, int n, const uint64_t *send_row, const uint64_t *recv_row) {
+    unsigned mask = 0;
+    for (int k = 0; k < MAX_PLANS_PER_COMM; k++) {
+        const plan_entry *e = c->slot[k];
+        if (e && e->n == n && !memcmp(e->send_row, send_row, n * sizeof *send_row) &&
             !memcmp(e->recv_row, recv_row, n * sizeof *recv_row))
-            return e;
-    return NULL;
+            mask |= 1u << k;
+    }
+    return mask;
 }
 
 /* This rank's sends and receives, frame by frame, from the whole plan (pieces of a message in
@@ -278,6 +310,17 @@ static void keep_my_pieces(plan_entry *e, int me, int n, uint32_t frames, const 
     e->recv_start[frames] = (int)nr;
     free(sent);
     free(got);
+}
+
+/* Whether what the plan brings this rank from each rank is what it expects to receive. */
+static int receives_match(const plan_entry *e, int me) {
+    uint64_t *got = calloc(e->n, sizeof *got);
+    for (int i = 0; i < e->recv_start[e->frames]; i++)
+        got[e->recvs[i].peer] += (uint64_t)e->recvs[i].bytes;
+    got[me] = e->send_row[me];
+    int same = !memcmp(got, e->recv_row, e->n * sizeof *got);
+    free(got);
+    return same;
 }
 
 /* The whole plan as arrays: the core's frames, the local messages added to the first frame. */
@@ -321,7 +364,7 @@ static void free_flat(flat_plan *f) {
 }
 
 /* Rank 0 plans the exchange of the whole matrix and broadcasts it; every rank keeps its own
- * pieces. NULL (on every rank) when planning failed. */
+ * pieces. NULL (on every rank) when planning failed or the counts do not match. */
 static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, const uint64_t *send_row,
                                  const uint64_t *recv_row) {
     uint64_t *matrix = me == 0 ? malloc((size_t)n * n * sizeof *matrix) : NULL;
@@ -376,27 +419,22 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, c
     memcpy(e->recv_row, recv_row, n * sizeof *recv_row);
     keep_my_pieces(e, me, n, flat.frames, flat.start, flat.src, flat.dst, flat.bytes);
     free_flat(&flat);
-    PMPI_Comm_dup(comm, &e->comm);
-    return e;
-}
-
-static void remember(comm_cache *c, plan_entry *e) {
-    e->next = c->plans;
-    c->plans = e;
-    if (++c->count > MAX_PLANS_PER_COMM) {
-        plan_entry *p = c->plans;
-        while (p->next->next)
-            p = p->next;
-        free_entry(p->next);
-        p->next = NULL;
-        c->count--;
+    /* Pieces written where the receiver does not expect them would overrun its buffer. */
+    int mine = receives_match(e, me), all;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
+    if (!all) {
+        if (me == 0)
+            note_once(COUNTS_MISMATCH, op, NULL);
+        free_entry(e);
+        return NULL;
     }
+    return e;
 }
 
 /* Run the plan: frame by frame, every receive and send of a frame together, a barrier
  * between frames; the message to itself copied. */
-static void run_plan(const plan_entry *e, int me, const char *sendbuf, const MPI_Aint *soff, char *recvbuf,
-                     const MPI_Aint *roff) {
+static void run_plan(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, const MPI_Aint *soff,
+                     char *recvbuf, const MPI_Aint *roff) {
     int most = 0;
     for (int k = 0; k < e->frames; k++) {
         int here = e->send_start[k + 1] - e->send_start[k] + e->recv_start[k + 1] - e->recv_start[k];
@@ -409,131 +447,149 @@ static void run_plan(const plan_entry *e, int me, const char *sendbuf, const MPI
         int r = 0, tag = k & 0x7fff;
         for (int i = e->recv_start[k]; i < e->recv_start[k + 1]; i++) {
             const piece_t *p = &e->recvs[i];
-            IRECV(recvbuf + roff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, e->comm,
-                         &requests[r++]);
+            IRECV(recvbuf + roff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, comm, &requests[r++]);
         }
         for (int i = e->send_start[k]; i < e->send_start[k + 1]; i++) {
             const piece_t *p = &e->sends[i];
-            ISEND(sendbuf + soff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, e->comm,
-                         &requests[r++]);
+            ISEND(sendbuf + soff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, comm, &requests[r++]);
         }
         PMPI_Waitall(r, requests, MPI_STATUSES_IGNORE);
         if (k + 1 < e->frames)
-            PMPI_Barrier(e->comm);
+            PMPI_Barrier(comm);
     }
     free(requests);
 }
 
-/* The common path of both collectives, once each rank's byte counts and offsets are known:
- * agree on planning, reuse or fall back; plan when needed; run. Returns 1 when the exchange
- * was done here, 0 when the caller must fall back. */
+/* The reason said for an agreed fallback: the highest whose bit some rank cleared. */
+static enum reason agreed_reason(unsigned cleared_bits) {
+    for (int why = REASONS - 1; why > 0; why--)
+        if (!(cleared_bits & (1u << why)))
+            return (enum reason)why;
+    return PLANNING_FAILED;
+}
+
+/* The common path of both collectives, once this rank's bytes and offsets are known: agree on
+ * a slot to reuse, a plan to make, or a fallback; plan when needed; run. Returns 1 when the
+ * exchange was done here, 0 when the caller must fall back. */
 static int scheduled_exchange(const char *op, MPI_Comm comm, enum reason local, const void *sendbuf,
                               const uint64_t *send_row, const MPI_Aint *soff, void *recvbuf, const uint64_t *recv_row,
                               const MPI_Aint *roff, int n, int me) {
     comm_cache *c = local == PLAN_OK ? cache_of(comm) : NULL;
-    plan_entry *e = c ? find_plan(c, n, send_row, recv_row) : NULL;
-    int mine[2] = {local != PLAN_OK ? FALL_BACK : e ? REUSE : PLAN, -(int)local}, agreed[2];
-    PMPI_Allreduce(mine, agreed, 2, MPI_INT, MPI_MIN, comm);
-    if (agreed[0] == FALL_BACK) {
+    unsigned mine[2] = {(c ? matching_slots(c, n, send_row, recv_row) | CAN_PLAN : 0u),
+                        local == PLAN_OK ? ~0u : ~(1u << local)};
+    unsigned agreed[2];
+    PMPI_Allreduce(mine, agreed, 2, MPI_UNSIGNED, MPI_BAND, comm);
+    if (!(agreed[0] & CAN_PLAN)) {
+        enum reason why = agreed_reason(agreed[1]);
         if (me == 0)
-            note_once((enum reason)(-agreed[1]), op, -agreed[1] == FABRIC_UNREADABLE ? fabric_error : NULL);
+            note_once(why, op, why == FABRIC_UNREADABLE ? fabric_error : NULL);
         fallback_calls++;
         return 0;
     }
-    if (agreed[0] == PLAN) {
+    plan_entry *e;
+    if (agreed[0] & SLOT_BITS) {
+        e = c->slot[__builtin_ctz(agreed[0] & SLOT_BITS)];
+        reused_calls++;
+    } else {
         e = plan_exchange(comm, op, n, me, send_row, recv_row);
         if (!e) {
             fallback_calls++;
             return 0;
         }
-        remember(c, e);
+        free_entry(c->slot[c->next]);
+        c->slot[c->next] = e;
+        c->next = (c->next + 1) % MAX_PLANS_PER_COMM;
+        if (c->comm == MPI_COMM_NULL)
+            PMPI_Comm_dup(comm, &c->comm);
         planned_calls++;
-    } else {
-        reused_calls++;
     }
-    run_plan(e, me, sendbuf, soff, recvbuf, roff);
+    run_plan(e, c->comm, me, sendbuf, soff, recvbuf, roff);
     return 1;
 }
 
 /* What this rank alone can tell about planning comm's collective. */
-static enum reason local_reason(MPI_Comm comm, const void *sendbuf, int *n, int *me) {
-    int inter;
-    PMPI_Comm_size(comm, n);
-    PMPI_Comm_rank(comm, me);
+static enum reason local_reason(MPI_Comm comm, const void *sendbuf, int n) {
     enum reason why = fabric_reason();
     if (why != PLAN_OK)
         return why;
-    PMPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        return INTERCOMMUNICATOR;
     if (sendbuf == MPI_IN_PLACE)
         return IN_PLACE;
-    int32_t *world = malloc(*n * sizeof *world);
-    why = world_ranks(comm, *n, world);
+    int32_t *world = malloc(n * sizeof *world);
+    why = world_ranks(comm, n, world);
     free(world);
     return why;
 }
 
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                 MPI_Datatype recvtype, MPI_Comm comm) {
-    int n, me;
-    enum reason why = local_reason(comm, sendbuf, &n, &me);
-    if (why == INTERCOMMUNICATOR || n < 2)
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    MPI_Aint sext = 0, rext = 0;
-    long long ssize = why == PLAN_OK ? contiguous_bytes(sendtype, &sext) : 0;
-    long long rsize = why == PLAN_OK ? contiguous_bytes(recvtype, &rext) : 0;
-    if (why == PLAN_OK && (ssize < 0 || rsize < 0))
-        why = NOT_CONTIGUOUS;
+/* Whether the call goes to the library at once: switched off, an intercommunicator (whose two
+ * groups this library does not plan), or one rank. */
+static int library_only(MPI_Comm comm, int *n, int *me) {
+    int inter;
+    if (switched_off())
+        return 1;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return 1;
+    PMPI_Comm_size(comm, n);
+    PMPI_Comm_rank(comm, me);
+    return *n < 2;
+}
+
+/* SMALL_MESSAGES when this rank's messages to the others average under LIQUIDSCHED_MIN_BYTES. */
+static enum reason size_reason(const uint64_t *send_row, int n, int me) {
+    double total = 0;
+    for (int j = 0; j < n; j++)
+        total += j == me ? 0 : (double)send_row[j];
+    return total / (n - 1) < min_bytes() ? SMALL_MESSAGES : PLAN_OK;
+}
+
+/* Both collectives, from counts and displacements (NULL counts: MPI_Alltoall's layout). */
+static int exchange(const char *op, MPI_Comm comm, int n, int me, const void *sendbuf, const int *scounts,
+                    const int *sdispls, int scount, MPI_Datatype stype, void *recvbuf, const int *rcounts,
+                    const int *rdispls, int rcount, MPI_Datatype rtype) {
+    enum reason why = local_reason(comm, sendbuf, n);
     uint64_t *send_row = malloc(n * sizeof *send_row), *recv_row = malloc(n * sizeof *recv_row);
     MPI_Aint *soff = malloc(n * sizeof *soff), *roff = malloc(n * sizeof *roff);
-    for (int j = 0; j < n; j++) {
-        send_row[j] = (uint64_t)sendcount * (uint64_t)(ssize > 0 ? ssize : 0);
-        recv_row[j] = (uint64_t)recvcount * (uint64_t)(rsize > 0 ? rsize : 0);
-        soff[j] = (MPI_Aint)j * sendcount * sext;
-        roff[j] = (MPI_Aint)j * recvcount * rext;
-    }
+    if (why == PLAN_OK)
+        why = byte_layout(n, scounts, sdispls, scount, stype, send_row, soff);
+    if (why == PLAN_OK)
+        why = byte_layout(n, rcounts, rdispls, rcount, rtype, recv_row, roff);
     if (why == PLAN_OK)
         why = size_reason(send_row, n, me);
-    int done = scheduled_exchange("MPI_Alltoall", comm, why, sendbuf, send_row, soff, recvbuf, recv_row, roff, n, me);
+    int done = scheduled_exchange(op, comm, why, sendbuf, send_row, soff, recvbuf, recv_row, roff, n, me);
     free(send_row), free(recv_row), free(soff), free(roff);
-    return done ? MPI_SUCCESS : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return done;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+    int n = 0, me = 0;
+    if (library_only(comm, &n, &me) || !exchange("MPI_Alltoall", comm, n, me, sendbuf, NULL, NULL, sendcount,
+                                                 sendtype, recvbuf, NULL, NULL, recvcount, recvtype))
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return MPI_SUCCESS;
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-    int n, me;
-    enum reason why = local_reason(comm, sendbuf, &n, &me);
-    if (why == INTERCOMMUNICATOR || n < 2)
+    int n = 0, me = 0;
+    if (library_only(comm, &n, &me) || !exchange("MPI_Alltoallv", comm, n, me, sendbuf, sendcounts, sdispls, 0,
+                                                 sendtype, recvbuf, recvcounts, rdispls, 0, recvtype))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-    MPI_Aint sext = 0, rext = 0;
-    long long ssize = why == PLAN_OK ? contiguous_bytes(sendtype, &sext) : 0;
-    long long rsize = why == PLAN_OK ? contiguous_bytes(recvtype, &rext) : 0;
-    if (why == PLAN_OK && (ssize < 0 || rsize < 0))
-        why = NOT_CONTIGUOUS;
-    uint64_t *send_row = malloc(n * sizeof *send_row), *recv_row = malloc(n * sizeof *recv_row);
-    MPI_Aint *soff = malloc(n * sizeof *soff), *roff = malloc(n * sizeof *roff);
-    for (int j = 0; j < n; j++) {
-        send_row[j] = why == PLAN_OK ? (uint64_t)sendcounts[j] * (uint64_t)ssize : 0;
-        recv_row[j] = why == PLAN_OK ? (uint64_t)recvcounts[j] * (uint64_t)rsize : 0;
-        soff[j] = why == PLAN_OK ? (MPI_Aint)sdispls[j] * sext : 0;
-        roff[j] = why == PLAN_OK ? (MPI_Aint)rdispls[j] * rext : 0;
-    }
-    if (why == PLAN_OK)
-        why = size_reason(send_row, n, me);
-    int done = scheduled_exchange("MPI_Alltoallv", comm, why, sendbuf, send_row, soff, recvbuf, recv_row, roff, n, me);
-    free(send_row), free(recv_row), free(soff), free(roff);
-    return done ? MPI_SUCCESS
-                : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    return MPI_SUCCESS;
 }
 
 int MPI_Finalize(void) {
-    if (verbose()) {
+    if (verbose() && !switched_off()) {
         int rank;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0)
             fprintf(stderr, "liquidsched: rank 0 made %ld planned, %ld reused and %ld fallback exchanges\n",
                     planned_calls, reused_calls, fallback_calls);
+    }
+    /* MPI deletes the attributes of MPI_COMM_SELF at finalization, not those of MPI_COMM_WORLD. */
+    if (keyval != MPI_KEYVAL_INVALID) {
+        PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
+        PMPI_Comm_free_keyval(&keyval);
     }
     ls_fabric_free(fabric);
     fabric = NULL;
@@ -572,8 +628,13 @@ static void fortran_alltoall(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI
 static void fortran_alltoallv(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rc,
                               MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
     MPI_Comm c = PMPI_Comm_f2c(*comm);
-    int n;
-    PMPI_Comm_size(c, &n);
+    int n, inter;
+    PMPI_Comm_test_inter(c, &inter);
+    /* An intercommunicator's arrays have an entry per rank of the other group. */
+    if (inter)
+        PMPI_Comm_remote_size(c, &n);
+    else
+        PMPI_Comm_size(c, &n);
     int *v = malloc(4 * n * sizeof *v);
     for (int i = 0; i < n; i++) {
         v[i] = sc[i], v[n + i] = sd[i], v[2 * n + i] = rc[i], v[3 * n + i] = rd[i];

@@ -26,7 +26,9 @@ def test_every_mode_equals_mpi_alltoallv_on_the_applications_buffers(topology, r
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert [r["case"] for r in rows] == ([f"alltoall-{m}" for m in MODES] +
-                                         [f"alltoallv-{m}" for m in ("frames", "barrier-free", "shuffle", "alltoallv")])
+                                         [f"alltoallv-{m}" for m in ("frames", "barrier-free", "shuffle", "alltoallv")] +
+                                         [f"back-to-back-{m}" for m in ("barrier-free", "frames", "shuffle")] +
+                                         ["bad-on-one-rank"])
     assert all(r["exact"] for r in rows), rows
     by_case = {r["case"]: r for r in rows}
     # equal messages: the liquid search; uneven ones: the weighted scheduler; paper 002's modes: their own

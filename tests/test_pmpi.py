@@ -99,6 +99,24 @@ def test_uneven_messages_on_a_heterogeneous_network_are_planned_within_their_bou
     assert bound_s * (1 - 1e-9) <= float(claim[1])
 
 
+def test_plans_of_signatures_that_differ_away_from_a_rank_are_never_mixed_up(built, tmp_path):
+    # Two signatures differing only in rank 1's message to rank 2: rank 0 and rank 3 see the same
+    # counts in both, so only an agreement of every rank can pick the right plan.
+    _, fabric = fabric_of(tmp_path, "random:switches=2,hosts=4,seed=1")
+    done, rows = run_app(built, 4, fabric, ["--op", "alltoall", "--sizes", "4000", "--vary", "--repeats", "1"])
+    assert_exact(done, rows, 1 + 6)
+    made = re.search(r"made (\d+) planned, (\d+) reused and (\d+) fallback", done.stderr)
+    # a warm-up and a timed call each: the alltoall twice, the alternating alltoallv 12 times
+    assert made and (int(made[1]), int(made[2]), int(made[3])) == (3, 2 + 12 - 3, 0), done.stderr
+
+
+def test_switched_off_it_is_the_library_alone(built, tmp_path):
+    _, fabric = fabric_of(tmp_path, "crossbar:n=3")
+    done, rows = run_app(built, 3, fabric, ["--sizes", "100", "--repeats", "1"], env={"LIQUIDSCHED_PMPI": "off"})
+    assert_exact(done, rows, 2)
+    assert "liquidsched" not in done.stderr
+
+
 def test_ranks_sharing_a_host_exchange_locally(built, tmp_path):
     net, fabric = fabric_of(tmp_path, "crossbar:n=2", hosts=["h1", "h1", "h2", "h2"])
     done, rows = run_app(built, 4, fabric, ["--sizes", "100,5000", "--repeats", "1"])

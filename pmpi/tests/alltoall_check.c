@@ -11,6 +11,8 @@
  * --fortran    call the Fortran entry points (mpi_alltoall_, mpi_alltoallv_) with Fortran handles
  * --in-place   also MPI_Alltoall with MPI_IN_PLACE
  * --vector     also MPI_Alltoall of a strided (non-contiguous) datatype
+ * --vary       also MPI_Alltoallv whose counts alternate between two signatures that differ only
+ *              in rank 1's message to rank 2 (ranks 0 and others see the same counts throughout)
  *
  * Rank 0 prints one line per case:
  *   result op=alltoall comm=world ranks=8 bytes=1024 runs=5 mean_s=... min_s=... median_s=...
@@ -124,7 +126,11 @@ static void run_alltoall(MPI_Comm world, MPI_Comm comm, const char *name, long b
 
 /* MPI_Alltoallv of ints, uneven: rank i sends ((5i + 3j) mod 4) units to rank j (some none),
  * with a gap of one int between messages so that the displacements matter. */
-static int units_of(int i, int j, int unit) { return ((5 * i + 3 * j) % 4) * unit; }
+static int variant = 0; /* --vary: which of the two signatures the next call uses */
+
+static int units_of(int i, int j, int unit) {
+    return ((5 * i + 3 * j) % 4) * unit + (variant && i == 1 && j == 2 ? unit : 0);
+}
 
 typedef struct {
     MPI_Comm comm;
@@ -184,8 +190,21 @@ static void run_alltoallv(MPI_Comm world, MPI_Comm comm, const char *name, long 
     long total;
     moved *= sizeof(int);
     MPI_Allreduce(&moved, &total, 1, MPI_LONG, MPI_SUM, comm);
-    report(world, fortran ? "alltoallv-fortran" : "alltoallv", name, n, total / ((long)n * n), times, exact);
+    report(world, variant ? "alltoallv-variant" : fortran ? "alltoallv-fortran" : "alltoallv", name, n, total / ((long)n * n), times, exact);
     free(c.send), free(c.recv), free(c.sc), free(c.sd), free(c.rc), free(c.rd), free(times);
+}
+
+/* MPI_Alltoallv calls alternating between two signatures, each call on fresh counts and data:
+ * S1, S2, S1, S2, ... so that plans made for one must not serve the other. */
+static void run_varying(MPI_Comm world, MPI_Comm comm, const char *name, long bytes) {
+    int saved = repeats;
+    repeats = 1;
+    for (int call = 0; call < 6; call++) {
+        variant = call % 2;
+        run_alltoallv(world, comm, name, bytes);
+    }
+    variant = 0;
+    repeats = saved;
 }
 
 /* MPI_Alltoall of one int out of every two: a strided datatype the library must handle. */
@@ -223,6 +242,8 @@ static void run_vector(MPI_Comm world, MPI_Comm comm, const char *name, long byt
     free(send), free(recv), free(times);
 }
 
+static int vary = 0;
+
 static void run_all(MPI_Comm world, MPI_Comm comm, const char *name, const char *op, long *sizes, int nsizes,
                     int in_place, int vector) {
     for (int s = 0; s < nsizes; s++) {
@@ -234,6 +255,8 @@ static void run_all(MPI_Comm world, MPI_Comm comm, const char *name, const char 
             run_alltoall(world, comm, name, sizes[s], 1);
         if (vector)
             run_vector(world, comm, name, sizes[s]);
+        if (vary)
+            run_varying(world, comm, name, sizes[s]);
     }
 }
 
@@ -261,6 +284,8 @@ int main(int argc, char **argv) {
             in_place = 1;
         } else if (!strcmp(argv[i], "--vector")) {
             vector = 1;
+        } else if (!strcmp(argv[i], "--vary")) {
+            vary = 1;
         } else {
             fprintf(stderr, "alltoall_check: unknown argument %s\n", argv[i]);
             MPI_Abort(MPI_COMM_WORLD, 2);

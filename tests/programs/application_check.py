@@ -58,4 +58,36 @@ for mode in ("frames", "barrier-free", "shuffle", "alltoallv"):
           np.int32)
     ex.free()
 
+# Back to back, nothing between the calls: a fast rank's next call must not disturb a slow one's.
+for mode in ("barrier-free", "frames", "shuffle"):
+    ex = plan_alltoallv(comm, topology, counts, sdispls=sdispls, rdispls=rdispls, itemsize=4, mode=mode)
+    sends = [(np.arange(sum(counts) + size) * (k + 3) + me).astype(np.int32) for k in range(6)]
+    gots = [np.full(sum(rcounts) + 2 * size, -1, np.int32) for _ in sends]
+    for send, got in zip(sends, gots):
+        ex.alltoallv(send, got)
+    ok = True
+    for send, got in zip(sends, gots):
+        want = np.full_like(got, -1)
+        comm.Alltoallv([send, (counts, sdispls)], [want, (rcounts, rdispls)])
+        ok &= bool(np.array_equal(got, want))
+    ok = comm.allreduce(ok, op=MPI.LAND)
+    wrong |= not ok
+    if me == 0:
+        print(json.dumps({"case": f"back-to-back-{mode}", "exact": ok}), flush=True)
+    ex.free()
+
+# A bad argument on one rank only: every rank raises, none waits for ever.
+from liquidsched.errors import InputError  # noqa: E402
+
+try:
+    plan_alltoallv(comm, topology, counts if me != size - 1 else counts[:-1])
+    raised = None
+except InputError as e:
+    raised = str(e)
+everyone = comm.allgather(raised)
+ok = all(e is not None and e.startswith(f"rank {size - 1}: sendcounts") for e in everyone)
+wrong |= not ok
+if me == 0:
+    print(json.dumps({"case": "bad-on-one-rank", "exact": ok}), flush=True)
+
 sys.exit(1 if wrong else 0)

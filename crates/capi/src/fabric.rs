@@ -53,6 +53,9 @@ pub struct Fabric {
 }
 
 const MAGIC: &str = "liquidsched-fabric";
+/// Room reserved from a count the file states: a count that lies must not make an allocation
+/// fail (which aborts the process, unlike a panic); larger tables grow as they are read.
+const PREALLOCATED: usize = 1 << 16;
 
 fn err(line: usize, message: impl Into<String>) -> FabricError {
     FabricError { line, message: message.into() }
@@ -130,7 +133,7 @@ pub fn parse_fabric(text: &str) -> Result<Fabric, FabricError> {
 
 fn read_resources(lines: &mut Lines) -> Result<(Vec<f64>, Vec<u32>), FabricError> {
     let count = lines.header("resources")?;
-    let (mut capacity, mut slots) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    let (mut capacity, mut slots) = (Vec::with_capacity(count.min(PREALLOCATED)), Vec::with_capacity(count.min(PREALLOCATED)));
     for _ in 0..count {
         let (n, line) = lines.next("a resource 'CAPACITY SLOTS'")?;
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -154,7 +157,7 @@ fn read_resources(lines: &mut Lines) -> Result<(Vec<f64>, Vec<u32>), FabricError
 
 fn read_hosts(lines: &mut Lines) -> Result<Vec<String>, FabricError> {
     let count = lines.header("hosts")?;
-    let mut hosts = Vec::with_capacity(count);
+    let mut hosts = Vec::with_capacity(count.min(PREALLOCATED));
     for _ in 0..count {
         let (n, line) = lines.next("a host name")?;
         if line.split_whitespace().count() != 1 {
@@ -167,7 +170,7 @@ fn read_hosts(lines: &mut Lines) -> Result<Vec<String>, FabricError> {
 
 fn read_ranks(lines: &mut Lines, hosts: usize) -> Result<Vec<u32>, FabricError> {
     let count = lines.header("ranks")?;
-    let mut ranks = Vec::with_capacity(count);
+    let mut ranks = Vec::with_capacity(count.min(PREALLOCATED));
     for r in 0..count {
         let (n, line) = lines.next("the host index of a rank")?;
         let h: u32 = number(line, n, &format!("rank {r}'s host"))?;
@@ -185,7 +188,7 @@ fn read_routes(
     resources: usize,
 ) -> Result<HashMap<(u32, u32), Vec<u32>>, FabricError> {
     let count = lines.header("routes")?;
-    let mut routes = HashMap::with_capacity(count);
+    let mut routes = HashMap::with_capacity(count.min(PREALLOCATED));
     for _ in 0..count {
         let (n, line) = lines.next("a route 'SRC DST : RESOURCES'")?;
         let (ends, listed) = line

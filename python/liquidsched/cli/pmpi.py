@@ -1,7 +1,7 @@
 """``liquidsched pmpi-config``: the fabric file of the MPI interposition library.
 
-An unmodified application run with ``LD_PRELOAD=pmpi/build/libliquidsched_pmpi.so`` and
-``LIQUIDSCHED_FABRIC=FILE`` has its ``MPI_Alltoall`` and ``MPI_Alltoallv`` planned by liquidsched
+An unmodified application whose ranks run with ``LD_PRELOAD=.../pmpi/build/libliquidsched_pmpi.so``
+and ``LIQUIDSCHED_FABRIC=FILE`` in their environment has its ``MPI_Alltoall`` and ``MPI_Alltoallv`` planned by liquidsched
 (see ``pmpi/liquidsched_pmpi.c``); this command writes that file for a topology and the host of
 every rank (by default one rank per host, in the network's order, as ``run`` places them).
 """
@@ -9,6 +9,7 @@ every rank (by default one rank per host, in the network's order, as ``run`` pla
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ..errors import InputError
 from .common import command_help, err, out, print_json
@@ -44,9 +45,15 @@ def cmd_pmpi_config(args: argparse.Namespace) -> int:
     console = err if args.output == "-" else out
     console.print(f"{net.name}: {len(ranks)} ranks on {len(set(ranks))} hosts, {len(net.resources)} resources; "
                   f"wrote {args.output}", markup=False)
-    console.print(f"run an application with: LIQUIDSCHED_FABRIC={args.output} "
-                  "LD_PRELOAD=pmpi/build/libliquidsched_pmpi.so mpiexec -n "
-                  f"{len(ranks)} ./app   (make -C pmpi builds the library)", markup=False, soft_wrap=True)
+    if args.output != "-":
+        # Absolute paths, set in each rank's environment: ranks start elsewhere than here, and
+        # the launcher itself is not an MPI program to preload.
+        from ..execute.pmpi import PMPI_DIR
+
+        library = PMPI_DIR / "build" / "libliquidsched_pmpi.so"
+        console.print(f"run an application with: mpiexec -n {len(ranks)} env LD_PRELOAD={library} "
+                      f"LIQUIDSCHED_FABRIC={Path(args.output).resolve()} ./app   (make pmpi builds the library)",
+                      markup=False, soft_wrap=True)
     return 0
 
 

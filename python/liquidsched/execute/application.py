@@ -123,7 +123,7 @@ class PersistentExchange:
             raise InputError(f"{what}: {buf.size} bytes, but the counts and displacements reach byte {need}")
 
     def free(self) -> None:
-        """Free the communicators the plan runs on."""
+        """Free the communicators the plan runs on (collective, like ``MPI_Comm_free``)."""
         if self.runner is not None:
             self.runner.notes.Free()
             self.runner = None
@@ -161,41 +161,86 @@ def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int]
     Raises
     ------
     InputError
-        on counts of the wrong length, an unknown mode, hosts that are not the network's or
-        repeat, a rank whose receive counts do not match what the others send.
+        on every rank, when any rank gives counts of the wrong length, an unknown mode, hosts
+        that are not the network's or repeat, receive counts other than what the ranks send it;
+        or when planning fails.
     """
-    from ..schedulers import plan as schedule_traffic
+    size, me = comm.Get_size(), comm.Get_rank()
+    # A rank that raised alone would leave the others waiting in the next collective call:
+    # every check is agreed before anyone goes on.
+    net, rank_hosts, sendcounts = _agreed(comm, lambda: _local_setup(topology, hosts, sendcounts, size, mode, itemsize))
+    matrix = comm.allgather(sendcounts)
+    sent_to_me = [matrix[i][me] for i in range(size)]
+    recvcounts, sdispls, rdispls = _agreed(comm, lambda: _layout(sendcounts, recvcounts, sdispls, rdispls, sent_to_me,
+                                                                 size))
+    traffic = _traffic(matrix, rank_hosts, itemsize)
+    doc: dict[str, Any] | None = None
+    if traffic is not None and me == 0:
+        doc = _planned(net, traffic, algorithm, mode, options)
+    doc = comm.bcast(doc, root=0)
+    if doc is not None and "error" in doc:
+        raise InputError(f"planning on rank 0 failed: {doc['error']}")
+    schedule = Schedule.from_dict(doc) if doc is not None else None
+    exchange = PersistentExchange(comm, mode, schedule, sendcounts, sdispls, recvcounts, rdispls, itemsize, None, None)
+    # MPI_Alltoallv itself needs no plan of its own to run on.
+    if schedule is not None and mode != "alltoallv":
+        exchange.window = schedule.info.parameters.get("window") if mode == "shuffle" else None
+        _place(exchange, exchange_plan(schedule), rank_hosts)
+    return exchange
+
+
+def _agreed(comm: Any, check: Any) -> Any:
+    """``check()``'s value on every rank, or the same :class:`InputError` on every rank (the
+    first failing rank's, named) when it raises a liquidsched error on any."""
+    from ..errors import LiquidschedError
+
+    try:
+        value, error = check(), None
+    except LiquidschedError as e:
+        value, error = None, str(e)
+    errors = comm.allgather(error)
+    failed = [(rank, e) for rank, e in enumerate(errors) if e is not None]
+    if failed:
+        rank, message = failed[0]
+        raise InputError(f"rank {rank}: {message}")
+    return value
+
+
+def _local_setup(topology: str | Network, hosts: Sequence[str] | None, sendcounts: Sequence[int], size: int,
+                 mode: str, itemsize: int) -> tuple[Network, list[str], list[int]]:
+    """The network, the host of every rank and this rank's send counts, checked."""
     from ..topologies import resolve_topology
 
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
     if itemsize < 1:
         raise InputError(f"itemsize must be at least 1 byte, got {itemsize}")
-    size, me = comm.Get_size(), comm.Get_rank()
     net = topology if isinstance(topology, Network) else resolve_topology(topology)
     rank_hosts = list(hosts) if hosts is not None else net.hosts()[:size]
     _check_hosts(net, rank_hosts, size)
-    sendcounts = _counts(sendcounts, size, "sendcounts")
-    matrix = comm.allgather(sendcounts)
-    sent_to_me = [matrix[i][me] for i in range(size)]
-    recvcounts = _counts(recvcounts, size, "recvcounts") if recvcounts is not None else sent_to_me
-    sdispls = _counts(sdispls, size, "sdispls") if sdispls is not None else _packed(sendcounts)
-    rdispls = _counts(rdispls, size, "rdispls") if rdispls is not None else _packed(recvcounts)
-    mismatch = comm.allreduce(int(recvcounts != sent_to_me), op=_mpi_sum())
-    if mismatch:
-        raise InputError(f"{mismatch} rank(s) expect other counts than the ones sent to them")
-    traffic = _traffic(matrix, rank_hosts, itemsize)
-    schedule = None
-    if traffic is not None and me == 0:
-        name = _algorithm(net, traffic, algorithm, mode)
-        schedule = schedule_traffic(net, traffic, name, **options)
-    doc = comm.bcast(schedule.to_dict() if schedule is not None else None, root=0)
-    schedule = Schedule.from_dict(doc) if doc is not None else None
-    exchange = PersistentExchange(comm, mode, schedule, sendcounts, sdispls, recvcounts, rdispls, itemsize, None, None)
-    if schedule is not None:
-        exchange.window = schedule.info.parameters.get("window") if mode == "shuffle" else None
-        _place(exchange, exchange_plan(schedule), rank_hosts)
-    return exchange
+    return net, rank_hosts, _counts(sendcounts, size, "sendcounts")
+
+
+def _layout(sendcounts: list[int], recvcounts: Sequence[int] | None, sdispls: Sequence[int] | None,
+            rdispls: Sequence[int] | None, sent_to_me: list[int], size: int) -> tuple[list[int], list[int], list[int]]:
+    """This rank's receive counts and both displacements, checked against what the others send."""
+    recv = _counts(recvcounts, size, "recvcounts") if recvcounts is not None else sent_to_me
+    if recv != sent_to_me:
+        raise InputError(f"recvcounts {recv} differ from what the ranks send this one: {sent_to_me}")
+    sd = _counts(sdispls, size, "sdispls") if sdispls is not None else _packed(sendcounts)
+    rd = _counts(rdispls, size, "rdispls") if rdispls is not None else _packed(recv)
+    return recv, sd, rd
+
+
+def _planned(net: Network, traffic: Traffic, algorithm: str, mode: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The schedule as a document to broadcast, or ``{"error": message}``."""
+    from ..errors import LiquidschedError
+    from ..schedulers import plan as schedule_traffic
+
+    try:
+        return schedule_traffic(net, traffic, _algorithm(net, traffic, algorithm, mode), **options).to_dict()
+    except LiquidschedError as e:
+        return {"error": str(e)}
 
 
 def plan_alltoall(comm: Any, topology: str | Network, count: int, *, itemsize: int = 1,
@@ -203,12 +248,6 @@ def plan_alltoall(comm: Any, topology: str | Network, count: int, *, itemsize: i
     """:func:`plan_alltoallv` of ``count`` elements from every rank to every rank."""
     size = comm.Get_size()
     return plan_alltoallv(comm, topology, [count] * size, itemsize=itemsize, **kwargs)
-
-
-def _mpi_sum() -> Any:
-    from mpi4py import MPI
-
-    return MPI.SUM
 
 
 def _check_hosts(net: Network, rank_hosts: list[str], size: int) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import BackendError, InputError
-from . import Launcher, launch_command
+from . import Launcher, _env_prefix, launch_command
 
 #: The library's sources, in a checkout of the project (an installed wheel does not ship them).
 PMPI_DIR = Path(__file__).resolve().parents[3] / "pmpi"
@@ -88,8 +88,7 @@ def application_command(argv: Sequence[str], ranks: int, fabric: str | os.PathLi
         settings["LD_PRELOAD"] = str(library)
     if fabric is not None:
         settings["LIQUIDSCHED_FABRIC"] = str(fabric)
-    prefix = ["env", *(f"{k}={v}" for k, v in settings.items())] if settings else []
-    return launch_command(ranks, None, namespaces, launcher, argv=[*prefix, *argv])
+    return launch_command(ranks, None, namespaces, launcher, argv=[*_env_prefix(settings), *argv])
 
 
 def parse_results(stdout: str) -> list[dict[str, str | int | float]]:

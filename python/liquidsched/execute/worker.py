@@ -128,8 +128,11 @@ class RankExchange:
         plan, me = self.plan, self.rank
         msgs = plan.messages
         pending = {m.id: len(plan.waits_for[m.id]) for m in self.outgoing}
-        expected_notes = sum(1 for m in self.outgoing for p in plan.waits_for[m.id] if msgs[p].dst != me)
-        note_bufs = [np.zeros(1, np.int64) for _ in range(expected_notes)]
+        # Each note is received from the rank that sends it, not from any source: MPI keeps the
+        # messages of one sender in order, so a faster rank's note of the next exchange cannot be
+        # taken for one of this exchange (an application runs the same plan again and again).
+        note_sources = [msgs[p].dst for m in self.outgoing for p in plan.waits_for[m.id] if msgs[p].dst != me]
+        note_bufs = [np.zeros(1, np.int64) for _ in note_sources]
         requests: list[MPI.Request] = []
         actions: list[tuple[str, object]] = []
 
@@ -159,8 +162,8 @@ class RankExchange:
 
         for m in self.incoming:
             watch(self.post_recv(m), "data", m)
-        for buf in note_bufs:
-            watch(self.notes.Irecv([buf, MPI.INT64_T], MPI.ANY_SOURCE, 0), "note", buf)
+        for buf, source in zip(note_bufs, note_sources):
+            watch(self.notes.Irecv([buf, MPI.INT64_T], source, 0), "note", buf)
         # Collected first: starting one may release others, which must not start twice.
         for m in [m for m in self.outgoing if pending[m.id] == 0]:
             start(m)

@@ -40,6 +40,13 @@ MAGIC = "liquidsched-fabric 1"
 def fabric_text(net: Network, rank_hosts: Sequence[str]) -> str:
     """The fabric file of ``net`` with rank ``r`` on host ``rank_hosts[r]``.
 
+    Raises
+    ------
+    InputError
+        without ranks.
+    TopologyError
+        for a rank on a host ``net`` does not have, or a name with a space or ``#``.
+
     Examples
     --------
     >>> from liquidsched.topologies import crossbar
@@ -69,6 +76,10 @@ def fabric_text(net: Network, rank_hosts: Sequence[str]) -> str:
     if unknown:
         raise TopologyError(f"rank {list(rank_hosts).index(unknown[0])}: host {unknown[0]!r} is not a host of "
                             f"{net.name} (hosts: {', '.join(net.hosts()[:8])}{', ...' if len(known) > 8 else ''})")
+    for name in [net.name, *set(rank_hosts)]:
+        if not name or any(c.isspace() or c == "#" for c in name):
+            raise TopologyError(f"{name!r}: a fabric file names hosts and networks by one word without '#' "
+                                "(the C reader splits lines at spaces and comments)")
     hosts = [h for h in net.hosts() if h in set(rank_hosts)]
     index = {h: i for i, h in enumerate(hosts)}
     lines = [MAGIC, f"network {net.name}", f"resources {len(net.resources)}"]
@@ -89,6 +100,11 @@ def read_host_list(path: str | os.PathLike) -> list[str]:
     """The host of every rank from a host file: one host per line, with an optional count of
     ranks (``host:N`` as MPICH's Hydra writes it, ``host slots=N`` as Open MPI's), ``#``
     comments and blank lines left out.
+
+    Raises
+    ------
+    InputError
+        when the file cannot be read, a line is none of these forms, or no host is listed.
 
     Examples
     --------
