@@ -111,6 +111,7 @@ typedef struct {
 typedef struct {
     plan_entry *slot[MAX_PLANS_PER_COMM];
     int next;      /* the slot the next plan takes (round robin: the same on every rank) */
+    int unmapped;  /* -1 until asked: whether a rank of the communicator is not in the fabric */
     MPI_Comm comm; /* the private duplicate the pieces travel on, made with the first plan */
 } comm_cache;
 
@@ -178,6 +179,7 @@ static comm_cache *cache_of(MPI_Comm comm) {
         return c;
     c = calloc(1, sizeof *c);
     c->comm = MPI_COMM_NULL;
+    c->unmapped = -1;
     PMPI_Comm_set_attr(comm, keyval, c);
     return c;
 }
@@ -514,10 +516,14 @@ static enum reason local_reason(MPI_Comm comm, const void *sendbuf, int n) {
         return why;
     if (sendbuf == MPI_IN_PLACE)
         return IN_PLACE;
-    int32_t *world = malloc(n * sizeof *world);
-    why = world_ranks(comm, n, world);
-    free(world);
-    return why;
+    /* A communicator's ranks never change: their places in the fabric are looked up once. */
+    comm_cache *c = cache_of(comm);
+    if (c->unmapped < 0) {
+        int32_t *world = malloc(n * sizeof *world);
+        c->unmapped = world_ranks(comm, n, world) == UNMAPPED_RANKS;
+        free(world);
+    }
+    return c->unmapped ? UNMAPPED_RANKS : PLAN_OK;
 }
 
 /* Whether the call goes to the library at once: switched off, an intercommunicator (whose two

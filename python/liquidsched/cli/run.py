@@ -27,12 +27,11 @@ from ..io.files import write_document
 from ..schedule import Schedule
 from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
                      print_violations, schedule_from_args)
+from ..execute.plan import STEPPED_MODES
 from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of, report_single_flow
 
-#: Modes that execute a scheduler's schedule of their own (paper 002's), built for the same traffic
-#: when ``--algorithm`` is another, with the options given for it.
-STEPPED_MODES = ("shuffle", "pairwise")
-#: The options of those schedulers.
+#: The options of the schedulers of the stepped modes (:data:`~liquidsched.execute.plan.STEPPED_MODES`),
+#: whose schedules are built for the same traffic when ``--algorithm`` is another.
 STEPPED_OPTIONS = ("permutation", "remap", "packet_bytes", "window")
 
 

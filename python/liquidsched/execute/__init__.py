@@ -588,6 +588,38 @@ def _launches(modes: Sequence[str]) -> list[tuple[dict[str, str], list[str]]]:
     return [(dict(env), group) for env, group in groups.items()]
 
 
+def launch_job(job: dict[str, Any], ranks: int, program: str, what: str, namespaces: Sequence[str] | None = None,
+               launcher: Launcher | str | None = None, extra_args: Sequence[str] = (),
+               timeout_s: float = 600.0) -> dict[str, Any]:
+    """Run ``program`` (a module run with ``python -m``) on ``ranks`` ranks with ``job`` as its job
+    file, and return the results it wrote to the job's ``output``.
+
+    Parameters
+    ----------
+    namespaces, launcher, extra_args
+        As :func:`launch_command` takes them.
+    what
+        The run's name in messages ("the calibration").
+
+    Raises
+    ------
+    ExchangeFailedError
+        when the run fails (one line saying why), writes no results, or outlives ``timeout_s``.
+    """
+    with tempfile.TemporaryDirectory(prefix="liquidsched-job-") as tmp:
+        os.chmod(tmp, 0o755)
+        job_file, result = Path(tmp) / "job.json", Path(tmp) / "out.json"
+        job_file.write_text(json.dumps(job | {"output": str(result)}), encoding="utf-8")
+        cmd = launch_command(ranks, str(job_file), namespaces, launcher, extra_args, program=program)
+        try:
+            done = run_launched(cmd, timeout_s)
+        except subprocess.TimeoutExpired:
+            raise ExchangeFailedError(f"{what} did not finish within {timeout_s:g} s") from None
+        if done.returncode != 0 or not result.exists():
+            raise ExchangeFailedError(f"{what} failed: " + failure_line(done.stderr + done.stdout, done.returncode))
+        return json.loads(result.read_text(encoding="utf-8"))
+
+
 def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
               namespaces: Mapping[str, str] | None = None, mpiexec_args: Sequence[str] = (),
               timeout_s: float = 300.0,
@@ -607,22 +639,9 @@ def calibrate(hosts: Sequence[str], packet_bytes: int, repeats: int = 50,
         raise InputError(f"calibration runs between two distinct hosts, got {list(hosts)}")
     if packet_bytes < 1 or repeats < 2:
         raise InputError(f"need a packet of at least 1 byte and at least 2 repeats, got {packet_bytes}, {repeats}")
-    with tempfile.TemporaryDirectory(prefix="liquidsched-calibrate-") as tmp:
-        os.chmod(tmp, 0o755)
-        job, result = Path(tmp) / "job.json", Path(tmp) / "out.json"
-        job.write_text(json.dumps({"packet_bytes": packet_bytes, "repeats": repeats, "output": str(result)}),
-                       encoding="utf-8")
-        ranks = None if namespaces is None else [namespaces[h] for h in hosts]
-        cmd = launch_command(2, str(job), ranks, launcher, extra_args=mpiexec_args,
-                             program="liquidsched.execute.pingpong")
-        try:
-            done = run_launched(cmd, timeout_s)
-        except subprocess.TimeoutExpired:
-            raise ExchangeFailedError(f"the calibration did not finish within {timeout_s:g} s") from None
-        if done.returncode != 0 or not result.exists():
-            raise ExchangeFailedError("the calibration failed: " + failure_line(done.stderr + done.stdout,
-                                                                                done.returncode))
-        raw = json.loads(result.read_text(encoding="utf-8"))
+    ranks = None if namespaces is None else [namespaces[h] for h in hosts]
+    raw = launch_job({"packet_bytes": packet_bytes, "repeats": repeats}, 2, "liquidsched.execute.pingpong",
+                     "the calibration", ranks, launcher, mpiexec_args, timeout_s)
     params = CostParameters(raw["send_overhead_s"], raw["latency_s"], raw["gap_s"], raw["recv_overhead_s"],
                             raw["user_recv_s"], packet_bytes)
     return params, raw
@@ -687,5 +706,5 @@ __all__ = ["ALLTOALL_ALGORITHMS", "COMPARABLE_NETWORKS", "DEFAULT_MODES", "MODES
            "PREDICTION_OF_MODE", "DEFAULT_TIMEOUT_S", "HERE_NETWORKS", "LAUNCHERS", "ExchangeFailedError",
            "ExchangeResult", "InsufficientMemoryError", "Launcher", "MemoryEstimate", "ModeResult",
            "alltoall_mode_env", "calibrate", "check_memory", "check_memory_on", "exchange_plan", "failure_line",
-           "find_mpiexec", "is_mode", "launch_command", "memory_estimate", "mode_names", "network_kind",
+           "find_mpiexec", "launch_job", "is_mode", "launch_command", "memory_estimate", "mode_names", "network_kind",
            "network_schedule", "predict_mode", "prediction_of_mode", "resolve_launcher", "run_exchange", "run_launched"]

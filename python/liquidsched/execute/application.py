@@ -34,11 +34,8 @@ from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic, Transfer
-from .plan import MODES, ExchangePlan, Message, exchange_plan
+from .plan import MODES, STEPPED_MODES, ExchangePlan, exchange_plan
 
-#: The algorithm each mode runs by default: the paper 002 modes their own scheduler's; the others
-#: the liquid search for messages of equal times, the weighted scheduler for uneven ones.
-STEPPED_MODES = ("shuffle", "pairwise")
 
 
 def _byte_view(buffer: Any, what: str) -> np.ndarray:

@@ -23,6 +23,9 @@ from ..traffic import Traffic
 #: How an exchange is executed, by liquidsched's ranks (the MPI library's own alltoall
 #: algorithms are :func:`alltoall_mode_env`'s).
 MODES = ("frames", "barrier-free", "all-at-once", "alltoallv", "shuffle", "pairwise")
+#: The modes that run a schedule of steps of their own: paper 002's shuffle and pairwise
+#: exchanges, each of its scheduler's schedule.
+STEPPED_MODES = ("shuffle", "pairwise")
 #: The modes measured unless told: the schedule's own ways and the library's alltoallv.
 DEFAULT_MODES = ("frames", "barrier-free", "all-at-once", "alltoallv")
 #: ``MPI_Alltoall`` with MPICH's choice (``alltoall``) or one of its algorithms forced through its

@@ -20,14 +20,9 @@ comparison.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
@@ -141,7 +136,7 @@ def run_series(platform: Platform, series: Series, runs: Sequence[PeriodicRun], 
     ExchangeFailedError
         The MPI run failed or timed out.
     """
-    from ..execute import ExchangeFailedError, failure_line, launch_command, run_launched
+    from ..execute import launch_job
 
     check_runnable(platform, series)
     if operations < 1:
@@ -151,21 +146,9 @@ def run_series(platform: Platform, series: Series, runs: Sequence[PeriodicRun], 
            "participants": [ranks[p] for p in series.participants], "root": ranks[series.root],
            "message_bytes": series.message_bytes, "operations": operations, "seed": seed,
            "mpi_collective": mpi_collective, "runs": [run_job(platform, series, r) for r in runs]}
-    with tempfile.TemporaryDirectory(prefix="liquidsched-steady-") as tmp:
-        os.chmod(tmp, 0o755)
-        job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "out.json"
-        job["output"] = str(result_file)
-        job_file.write_text(json.dumps(job), encoding="utf-8")
-        spaces = None if namespaces is None else [namespaces[n] for n in platform.names]
-        cmd = launch_command(len(platform.names), str(job_file), spaces, launcher, extra_args,
-                             program="liquidsched.execute.steady_worker")
-        try:
-            done = run_launched(cmd, timeout_s)
-        except subprocess.TimeoutExpired:
-            raise ExchangeFailedError(f"the series did not finish within {timeout_s:g} s") from None
-        if done.returncode != 0 or not result_file.exists():
-            raise ExchangeFailedError("the series failed: " + failure_line(done.stderr + done.stdout, done.returncode))
-        raw = json.loads(result_file.read_text(encoding="utf-8"))
+    spaces = None if namespaces is None else [namespaces[n] for n in platform.names]
+    raw = launch_job(job, len(platform.names), "liquidsched.execute.steady_worker", "the series", spaces, launcher,
+                     extra_args, timeout_s)
     for r in runs:
         row = raw["runs"][r.name]
         row["model_time_s"] = float(expected_time_s(r, platform, operations))
