@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/heterogeneous.py --output $(OUT)/heterogeneous.json --plot $(OUT)/heterogeneous.png
 	$(PY) benchmarks/kpbs.py --output $(OUT)/kpbs.json --plot $(OUT)/kpbs.png
 	$(PY) benchmarks/scale.py --output $(OUT)/scale.json --plot $(OUT)/scale.png
+	$(PY) benchmarks/search_scale.py --output $(OUT)/search-scale.json --plot $(OUT)/search-scale.png
 	$(PY) benchmarks/shuffle.py --part fluid --output $(OUT)/shuffle-fluid.json
 	$(PY) benchmarks/steady_state.py --output $(OUT)/steady-state.json --plot $(OUT)/steady-state.png
 	taskset -c 0 $(PY) benchmarks/simgrid_compare.py --output $(OUT)/simgrid-compare.json --plot $(OUT)/simgrid-compare.png
