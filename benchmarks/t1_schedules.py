@@ -39,7 +39,7 @@ TEAM_VARIANTS = {
 }
 #: Schedule-search variants, each adding one reduction (paper 000 §4-6, then liquidsched's own).
 OFF = {"blank": False, "idle": False, "skeleton": False, "reduced": False, "full": False, "memo": False,
-       "guided": False}
+       "guided": False, "bounds": False}
 SEARCH_VARIANTS = {
     "naive (teams of X)": dict(OFF),
     "+reduced (Thm 2)": {**OFF, "reduced": True},
@@ -48,7 +48,8 @@ SEARCH_VARIANTS = {
     "+skeleton (5)": {**OFF, "reduced": True, "full": True, "blank": True, "idle": True, "skeleton": True},
     "+guided order": {**OFF, "reduced": True, "full": True, "blank": True, "idle": True, "skeleton": True,
                       "guided": True},
-    "+memo (all on)": {},
+    "+memo": {"bounds": False},
+    "+bounds (all on)": {},
 }
 
 #: Budget of the liquid search on the large exchanges.

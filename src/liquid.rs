@@ -10,10 +10,13 @@ use crate::to_py_err;
 /// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`, `slots[r]`
 /// the transfers resource `r` carries at once (empty: one each). Returns a
 /// dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
-/// `memo_hits`, `stopped_by` (None, "nodes" or "time") and `source`.
+/// `memo_hits`, `restarts`, `memory_bytes`, `symmetry_order`, `stopped_by` (None, "nodes" or
+/// "time") and `source`. `symmetry` lists resource permutations, the elements of a group of
+/// automorphisms of the network (see the core's `liquid::symmetry`).
 #[pyfunction]
 #[pyo3(signature = (paths, resources, *, slots=Vec::new(), blank=true, idle=true, skeleton=true, reduced=true, full=true,
-                    memo=true, guided=true, optimize=true, node_limit=None, time_limit=None))]
+                    memo=true, guided=true, optimize=true, node_limit=None, time_limit=None,
+                    bounds=true, symmetry=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn liquid_schedule<'py>(
     py: Python<'py>,
@@ -30,6 +33,8 @@ fn liquid_schedule<'py>(
     optimize: bool,
     node_limit: Option<u64>,
     time_limit: Option<f64>,
+    bounds: bool,
+    symmetry: Vec<Vec<u32>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = SearchOptions {
         blank,
@@ -42,6 +47,8 @@ fn liquid_schedule<'py>(
         optimize,
         node_limit,
         time_limit,
+        bounds,
+        symmetry,
         ..SearchOptions::default()
     };
     let r = py
@@ -57,6 +64,8 @@ fn liquid_schedule<'py>(
     d.set_item("frames_tried", r.frames_tried)?;
     d.set_item("memo_hits", r.memo_hits)?;
     d.set_item("restarts", r.restarts)?;
+    d.set_item("memory_bytes", r.memory_bytes)?;
+    d.set_item("symmetry_order", r.symmetry_order)?;
     d.set_item(
         "stopped_by",
         r.stopped_by.map(|b| match b {
@@ -70,6 +79,8 @@ fn liquid_schedule<'py>(
             Source::Search => "search",
             Source::Completion => "search+dsatur",
             Source::Dsatur => "dsatur",
+            Source::Symmetric => "symmetric search",
+            Source::FirstFit => "search+first-fit",
         },
     )?;
     Ok(d)

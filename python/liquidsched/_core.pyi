@@ -42,6 +42,8 @@ class RawLiquidResult(TypedDict):
     frames_tried: int
     memo_hits: int
     restarts: int
+    memory_bytes: int
+    symmetry_order: int
     stopped_by: str | None
     source: str
 
@@ -60,6 +62,8 @@ def liquid_schedule(
     optimize: bool = True,
     node_limit: int | None = None,
     time_limit: float | None = None,
+    bounds: bool = True,
+    symmetry: Sequence[Sequence[int]] = (),
 ) -> RawLiquidResult: ...
 def count_full_teams(
     paths: Sequence[Sequence[int]],

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .errors import RoutingError, TopologyError
 from .routing import Routing, ShortestPath, check_route, check_switch_path, composes, routes_of, switch_paths_to
@@ -159,6 +159,8 @@ class Network:
     ) -> None:
         self.name = name
         self.description = description
+        #: Automorphisms of a regular network (:mod:`liquidsched.symmetry`), set by its builder.
+        self.symmetry: Any = None
         self.routing: Routing = routing if routing is not None else ShortestPath()
         self.nodes: dict[str, Node] = {}
         self.links: dict[str, Link] = {}

@@ -10,16 +10,21 @@ lower bound and the gap.
 
 from __future__ import annotations
 
+import time
+
 from .. import _core
+from ..bounds import frame_lower_bound
 from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
+from ..symmetry import symmetry_candidates
 from ..traffic import Traffic
 
-#: Search-space reductions of paper 000 that can be switched off (all on by default), plus the
-#: two of liquidsched: ``memo`` (sub-traffics known to have no schedule) and ``guided`` (branching
-#: order).
-REDUCTIONS = ("blank", "idle", "skeleton", "reduced", "full", "memo", "guided")
+#: Search-space reductions of paper 000 that can be switched off (all on by default), plus those
+#: of liquidsched: ``memo`` (sub-traffics known to have no schedule), ``guided`` (branching
+#: order) and ``bounds`` (lengths beyond Λ proven by transfers that conflict with a whole
+#: bottleneck).
+REDUCTIONS = ("blank", "idle", "skeleton", "reduced", "full", "memo", "guided", "bounds")
 
 
 def check_budget(value: float | int | None, name: str) -> None:
@@ -28,8 +33,17 @@ def check_budget(value: float | int | None, name: str) -> None:
         raise InputError(f"{name} must be a non-negative number, got {value!r}")
 
 
+def symmetry_group(net: Network, paths: list[list[int]]) -> list[list[int]]:
+    """The largest group of ``net``'s symmetry (:mod:`liquidsched.symmetry`) whose order divides
+    the frame bound of ``paths``, as resource permutations; empty when there is none."""
+    if getattr(net, "symmetry", None) is None:
+        return []
+    lam = frame_lower_bound((frozenset(p) for p in paths), net.resource_slots)
+    return next(iter(symmetry_candidates(net, lam)), [])
+
+
 def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node_limit: int | None = None,
-           optimize: bool = True, **reductions: bool) -> Schedule:
+           optimize: bool = True, symmetric: bool = True, **reductions: bool) -> Schedule:
     """A liquid schedule of ``traffic``, or the optimal one when no liquid schedule exists.
 
     Parameters
@@ -39,6 +53,10 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         returned: the deepest partial schedule of the search completed by DSatur, or DSatur's.
     optimize
         When no liquid schedule exists, go on to find and prove the optimal length.
+    symmetric
+        On a network with a symmetry (tori, meshes), first search a liquid schedule whose
+        frames a group of its automorphisms covers (``stats["symmetry_order"]`` says which
+        order was used; 1 when none was).
     **reductions
         Any of :data:`REDUCTIONS` set to False switches that reduction off.
 
@@ -47,8 +65,9 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     Schedule
         ``info.optimal`` is True when the length is proven optimal; ``info.stats`` holds
         ``nodes_explored``, ``frames_tried``, ``memo_hits``, ``proven_lower_bound``, ``gap``,
-        ``stopped_by`` (None, "nodes" or "time") and ``source`` ("search", "search+dsatur" or
-        "dsatur").
+        ``stopped_by`` (None, "nodes" or "time"), ``memory_bytes`` (the search's own tables),
+        ``symmetry_order`` and ``source`` ("search", "symmetric search", "search+dsatur",
+        "search+first-fit" when DSatur would not have fitted in the time left, or "dsatur").
 
     Examples
     --------
@@ -64,11 +83,18 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         raise InputError(f"unknown reduction {sorted(unknown)[0]!r} (known: {', '.join(REDUCTIONS)})")
     check_budget(time_limit, "time limit")
     check_budget(node_limit, "node limit")
+    started = time.perf_counter()
     paths = traffic.resource_lists(net)
+    if time_limit is not None:
+        # The budget covers the whole call, the conversion of the traffic included.
+        time_limit = max(0.0, time_limit - (time.perf_counter() - started))
     raw = _core.liquid_schedule(paths, len(net.resources), slots=net.resource_slots, time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
-                                optimize=optimize, **reductions)
+                                optimize=optimize, symmetry=symmetry_group(net, paths) if symmetric else (),
+                                **reductions)
     parameters: dict = {"optimize": optimize, **reductions}
+    if not symmetric:
+        parameters["symmetric"] = False
     if time_limit is not None:
         parameters["time_limit"] = time_limit
     if node_limit is not None:
@@ -83,6 +109,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
             "frames_tried": raw["frames_tried"],
             "memo_hits": raw["memo_hits"],
             "restarts": raw["restarts"],
+            "memory_bytes": raw["memory_bytes"],
+            "symmetry_order": raw["symmetry_order"],
             "proven_lower_bound": raw["lower_bound"],
             "gap": len(raw["frames"]) - raw["lower_bound"],
             "stopped_by": raw["stopped_by"],

@@ -8,11 +8,17 @@ from typing import Sequence
 from ..errors import TopologyError
 from ..network import Network
 from ..routing import NextHop
+from ..symmetry import LatticeSymmetry
 from ._build import cable, hosts, switches
 
 
 def _name(prefix: str, c: Sequence[int]) -> str:
     return prefix + ".".join(map(str, c))
+
+
+def _node_name(prefix: str, c: Sequence[int], member: int | None) -> str:
+    """Router (``r``) or host (``h``, ``member`` its rank when a router has several) at ``c``."""
+    return _name(prefix, c) + ("" if member is None else f"-{member}")
 
 
 def torus(dims: Sequence[int] = (4, 4), capacity_Bps: float = 1.25e9, hosts_per_router: int = 1,
@@ -44,7 +50,7 @@ def torus(dims: Sequence[int] = (4, 4), capacity_Bps: float = 1.25e9, hosts_per_
                 step[axis] = 0
             links += cable(_name("r", c), _name("r", step), capacity_Bps)
         for m in range(hosts_per_router):
-            names.append(_name("h", c) + (f"-{m}" if hosts_per_router > 1 else ""))
+            names.append(_node_name("h", c, m if hosts_per_router > 1 else None))
             links += cable(names[-1], _name("r", c), capacity_Bps)
     table: dict[str, dict[str, str]] = {}
     for a in coords:
@@ -52,8 +58,10 @@ def torus(dims: Sequence[int] = (4, 4), capacity_Bps: float = 1.25e9, hosts_per_
             if a != b:
                 table.setdefault(_name("r", a), {})[_name("r", b)] = _name("r", _dor_step(a, b, dims, wrap))
     kind = "torus" if wrap else "mesh"
-    return Network(switches([_name("r", c) for c in coords]) + hosts(names), links, NextHop(table),
-                   name=kind, description=f"{'x'.join(map(str, dims))} {kind}, dimension-order routing")
+    net = Network(switches([_name("r", c) for c in coords]) + hosts(names), links, NextHop(table),
+                  name=kind, description=f"{'x'.join(map(str, dims))} {kind}, dimension-order routing")
+    net.symmetry = LatticeSymmetry(tuple(dims), wrap, hosts_per_router, _node_name)
+    return net
 
 
 def mesh(dims: Sequence[int] = (4, 4), capacity_Bps: float = 1.25e9, hosts_per_router: int = 1) -> Network:

@@ -32,9 +32,14 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::coloring::dsatur;
+mod bounds;
+mod symmetry;
+
+use crate::coloring::{dsatur_until, first_fit};
 use crate::error::{CoreError, CoreResult};
 use crate::slots::{checked_slots, frames_for};
+use bounds::Conflicts;
+use symmetry::Group;
 
 /// Which reductions the search uses, and its budgets.
 #[derive(Debug, Clone)]
@@ -66,6 +71,17 @@ pub struct SearchOptions {
     /// Node budget of the first attempt of a search with restarts (traffics with slots); it
     /// doubles at each restart.
     pub first_attempt_nodes: u64,
+    /// Prove lengths beyond Λ by transfers that conflict with every transfer of a bottleneck,
+    /// before the search and at every node whose frames left a resource needs all of.
+    pub bounds: bool,
+    /// Automorphisms of the network (each a permutation of the resources: `perm[r]` is the image
+    /// of `r`), the elements of a group acting freely on the transfers. When they are, and Λ is a
+    /// multiple of the group's order, a liquid schedule whose frames the group covers is
+    /// searched first (see `symmetry`). Elements that are not automorphisms of the traffic are
+    /// ignored as a whole.
+    pub symmetry: Vec<Vec<u32>>,
+    /// Node budget of the symmetric attempt (it also gets at most half the time budget).
+    pub symmetric_nodes: u64,
 }
 
 impl Default for SearchOptions {
@@ -83,6 +99,9 @@ impl Default for SearchOptions {
             time_limit: None,
             memo_bytes: 256 << 20,
             first_attempt_nodes: 20_000,
+            bounds: true,
+            symmetry: Vec::new(),
+            symmetric_nodes: 2_000_000,
         }
     }
 }
@@ -103,6 +122,10 @@ pub enum Source {
     Completion,
     /// DSatur on the whole traffic.
     Dsatur,
+    /// The search found it, group by group, with the frames a symmetry group covers.
+    Symmetric,
+    /// The deepest partial schedule, completed greedily when DSatur did not fit in the budget.
+    FirstFit,
 }
 
 /// Result of [`liquid_schedule`].
@@ -129,6 +152,11 @@ pub struct SearchResult {
     pub source: Source,
     /// Attempts abandoned for a fresh one (traffics with slots only).
     pub restarts: u64,
+    /// Largest memory the search's own tables took (remembered sub-traffics, per-frame state),
+    /// in bytes; the remembered sub-traffics never exceed `memo_bytes`.
+    pub memory_bytes: u64,
+    /// Order of the symmetry group used (1 when none was).
+    pub symmetry_order: u32,
 }
 
 /// Result of [`count_full_teams`].
@@ -151,6 +179,11 @@ struct Traffic {
     /// resource it uses, which spares the search some bookkeeping.
     unit: bool,
     words: usize,
+    /// Transfers with the same path, in increasing index, for each transfer that has such
+    /// copies (empty otherwise): the search treats copies as interchangeable.
+    copies: Vec<std::sync::Arc<[u32]>>,
+    /// Some transfer has a copy.
+    has_copies: bool,
 }
 
 impl Traffic {
@@ -175,8 +208,11 @@ impl Traffic {
             }
             clean.push(p);
         }
+        let copies = copies_of(&clean);
         Ok(Traffic {
             words: paths.len().div_ceil(64),
+            has_copies: copies.iter().any(|c| !c.is_empty()),
+            copies,
             paths: clean,
             users,
             unit: slots.iter().all(|&k| k == 1),
@@ -209,6 +245,32 @@ impl Traffic {
             .map(|&r| frames_for(load[r as usize], self.slots[r as usize]) as u64)
             .sum()
     }
+}
+
+/// For each transfer, the transfers with the same (sorted) path, itself included, when there
+/// are at least two; an empty list otherwise.
+fn copies_of(paths: &[Vec<u32>]) -> Vec<std::sync::Arc<[u32]>> {
+    let mut by_path: HashMap<&[u32], Vec<u32>> = HashMap::new();
+    for (t, p) in paths.iter().enumerate() {
+        by_path.entry(p.as_slice()).or_default().push(t as u32);
+    }
+    let none: std::sync::Arc<[u32]> = std::sync::Arc::from(Vec::new());
+    let mut copies = vec![none; paths.len()];
+    for group in by_path.into_values() {
+        if group.len() > 1 {
+            let shared: std::sync::Arc<[u32]> = std::sync::Arc::from(group);
+            for &t in shared.iter() {
+                copies[t as usize] = shared.clone();
+            }
+        }
+    }
+    copies
+}
+
+/// The copies of transfer `t` (empty when it has none).
+#[inline]
+fn tr_copies(traffic: &Traffic, t: u32) -> &[u32] {
+    &traffic.copies[t as usize]
 }
 
 #[inline]
@@ -326,6 +388,13 @@ struct Search<'a> {
     restart_due: bool,
     salt: u32,
     restarts: u64,
+    /// Copies of a path are interchangeable: merged when scheduling (not when counting teams,
+    /// which counts every set of transfers).
+    interchangeable: bool,
+    /// Scratch of the tight-resource test (when `opts.bounds` and scheduling).
+    conflicts: Option<Conflicts>,
+    /// Symmetric search: every frame placed comes with its images under the group.
+    group: Option<&'a Group>,
 }
 
 impl<'a> Search<'a> {
@@ -368,6 +437,9 @@ impl<'a> Search<'a> {
             restart_due: false,
             salt: 0,
             restarts: 0,
+            interchangeable: mode == Mode::Schedule && traffic.has_copies,
+            conflicts: (opts.bounds && mode == Mode::Schedule).then(|| Conflicts::new(traffic)),
+            group: None,
         }
     }
 
@@ -433,6 +505,11 @@ impl<'a> Search<'a> {
                 .any(|(&l, &s)| l as u64 > k as u64 * s as u64)
         {
             return Outcome::Exhausted;
+        }
+        if let Some(scratch) = self.conflicts.as_mut() {
+            if bounds::tight_resource_blocked(self.traffic, &self.rem, &self.load, k, scratch) {
+                return Outcome::Exhausted;
+            }
         }
         let key = if self.opts.memo {
             rem_hash(k, &self.rem)
@@ -592,8 +669,12 @@ impl<'a> Search<'a> {
             if out != Outcome::Exhausted {
                 break out;
             }
-            // Negative sub-category: x moves from the depot to the excluder.
+            // Negative sub-category: x moves from the depot to the excluder, and so do its
+            // copies: a frame with a later copy instead of x was the positive branch's.
             self.remove_from_depot(depth, x);
+            if self.interchangeable {
+                self.remove_copies_from_depot(depth, x);
+            }
             self.levels[depth].excluder.push(x);
             cursor = next_cursor;
         };
@@ -719,13 +800,42 @@ impl<'a> Search<'a> {
                     .filter(|&t| has(&lv.depot, t))
                     .max_by_key(|&t| (tr.weight(t, &self.load), std::cmp::Reverse(self.tie(t))))
                     .expect("a critical resource with depot load has a depot transfer");
-                return Some((x, cursor));
+                return Some((self.first_copy_in_depot(lv, x), cursor));
             }
         }
         let order = &lv.order;
-        (cursor..order.len())
-            .find(|&i| has(&lv.depot, order[i]))
-            .map(|i| (order[i], i + 1))
+        let i = (cursor..order.len()).find(|&i| has(&lv.depot, order[i]))?;
+        let x = order[i];
+        if self.interchangeable && !tr_copies(self.traffic, x).is_empty() {
+            // The lowest copy stands for x; x itself may still be in the depot afterwards, so
+            // the cursor stays on it.
+            return Some((self.first_copy_in_depot(lv, x), i));
+        }
+        Some((x, i + 1))
+    }
+
+    /// The lowest-index copy of `x` still in the depot (x when copies are not merged), so that
+    /// each frame holds the lowest copies of every path and the remaining copies are always
+    /// the highest ones: permutations of identical transfers are never searched.
+    fn first_copy_in_depot(&self, lv: &Level, x: u32) -> u32 {
+        if !self.interchangeable {
+            return x;
+        }
+        tr_copies(self.traffic, x)
+            .iter()
+            .copied()
+            .find(|&t| has(&lv.depot, t))
+            .unwrap_or(x)
+    }
+
+    /// Take every copy of `x` still in the depot out of it.
+    fn remove_copies_from_depot(&mut self, depth: usize, x: u32) {
+        let tr = self.traffic;
+        for &t in tr_copies(tr, x).iter() {
+            if has(&self.levels[depth].depot, t) {
+                self.remove_from_depot(depth, t);
+            }
+        }
     }
 
     /// Take `x` out of the depot, logging it.
@@ -876,37 +986,51 @@ impl<'a> Search<'a> {
         out
     }
 
-    /// Use the includer of `depth` as the next frame and search the rest.
+    /// Use the includer of `depth` as the next frame (with its images, in a symmetric search)
+    /// and search the rest.
     fn place_frame(&mut self, depth: usize) -> Outcome {
         let tr = self.traffic;
         let mut frame = self.levels[depth].includer.clone();
         frame.sort_unstable();
-        for &t in &frame {
-            take(&mut self.rem, t);
-            for &r in &tr.paths[t as usize] {
-                self.load[r as usize] -= 1;
+        let mut placed = vec![frame];
+        if let Some(group) = self.group {
+            for image in &group.images {
+                let mut f: Vec<u32> = placed[0].iter().map(|&t| image[t as usize]).collect();
+                f.sort_unstable();
+                placed.push(f);
             }
         }
-        self.rem_count -= frame.len();
-        self.frames.push(frame);
+        let count = placed.len();
+        for frame in placed {
+            for &t in &frame {
+                take(&mut self.rem, t);
+                for &r in &tr.paths[t as usize] {
+                    self.load[r as usize] -= 1;
+                }
+            }
+            self.rem_count -= frame.len();
+            self.frames.push(frame);
+        }
         self.frames_tried += 1;
         // This level's branching order is not needed while the deeper levels run.
         let order_len = self.levels[depth].order.len();
         self.levels[depth].order = Vec::new();
-        let out = self.level(depth + 1);
+        let out = self.level(depth + count);
         if out != Outcome::Found && self.frames.len() > self.best_partial.len() {
             // The deepest partial schedule so far (the deeper ones saved theirs on the way back).
             self.best_partial = self.frames.clone();
         }
         if out == Outcome::Exhausted {
-            let frame = self.frames.pop().expect("frame was pushed");
-            for &t in &frame {
-                put(&mut self.rem, t);
-                for &r in &tr.paths[t as usize] {
-                    self.load[r as usize] += 1;
+            for _ in 0..count {
+                let frame = self.frames.pop().expect("frame was pushed");
+                for &t in &frame {
+                    put(&mut self.rem, t);
+                    for &r in &tr.paths[t as usize] {
+                        self.load[r as usize] += 1;
+                    }
                 }
+                self.rem_count += frame.len();
             }
-            self.rem_count += frame.len();
             // Remaining transfers and loads are as they were: the same order again.
             let mut order = Vec::with_capacity(order_len);
             self.fill_order(&mut order);
@@ -914,6 +1038,30 @@ impl<'a> Search<'a> {
             self.levels[depth].order = order;
         }
         out
+    }
+
+    /// Bytes held by the remembered sub-traffics and the per-frame state.
+    fn memory_bytes(&self) -> u64 {
+        let memo = self.failed_count * (self.traffic.words * 8 + 48);
+        let levels: usize = self
+            .levels
+            .iter()
+            .map(|lv| {
+                4 * (lv.critical.capacity()
+                    + lv.demand.capacity()
+                    + lv.outside.capacity()
+                    + lv.order.capacity()
+                    + lv.depot_load.capacity()
+                    + lv.used.capacity()
+                    + lv.includer.capacity()
+                    + lv.excluder.capacity()
+                    + lv.log.capacity())
+                    + 8 * lv.depot.capacity()
+            })
+            .sum();
+        let frames: usize = self.frames.iter().map(|f| 4 * f.capacity()).sum::<usize>()
+            + self.best_partial.iter().map(|f| 4 * f.capacity()).sum::<usize>();
+        (memo + levels + frames) as u64
     }
 
     /// Search a schedule of at most `target` frames from the whole traffic.
@@ -955,19 +1103,32 @@ fn with_deep_stack<T: Send>(transfers: usize, f: impl FnOnce() -> T + Send) -> C
     })
 }
 
+/// Share of the time budget the search itself may use; the rest is for completing the best
+/// partial schedule when the search did not finish.
+const SEARCH_SHARE: f64 = 0.85;
+
+/// When the search must stop and when the answer must be out.
+#[derive(Clone, Copy)]
+struct Deadlines {
+    search: Option<Instant>,
+    answer: Option<Instant>,
+}
+
 /// Find a liquid schedule of `paths` (each transfer's resource indices, all below `resources`,
 /// whose slot counts are `slots`; empty means one slot each), or prove there is none and search
 /// the optimal length (when `opts.optimize`).
 ///
 /// When a budget runs out the best schedule known is returned — the deepest partial schedule
-/// of the search completed by DSatur, or DSatur's — with the proven lower bound.
+/// of the search completed by DSatur (or, when DSatur would not fit in the time left, by a
+/// greedy first fit), or DSatur's — with the proven lower bound. A time limit counts from the
+/// call and covers the completion.
 pub fn liquid_schedule(
     paths: &[Vec<u32>],
     resources: usize,
     slots: &[u32],
     opts: &SearchOptions,
 ) -> CoreResult<SearchResult> {
-    let traffic = Traffic::new(paths, resources, slots)?;
+    let start = Instant::now();
     if let Some(t) = opts.time_limit {
         if !(t.is_finite() && t >= 0.0) {
             return Err(CoreError::InvalidInput(format!(
@@ -975,23 +1136,31 @@ pub fn liquid_schedule(
             )));
         }
     }
-    let deadline = opts
-        .time_limit
-        .map(|t| Instant::now() + Duration::from_secs_f64(t));
-    with_deep_stack(traffic.len(), || search_schedule(&traffic, opts, deadline))?
+    let traffic = Traffic::new(paths, resources, slots)?;
+    let deadlines = Deadlines {
+        search: opts
+            .time_limit
+            .map(|t| start + Duration::from_secs_f64(t * SEARCH_SHARE)),
+        answer: opts.time_limit.map(|t| start + Duration::from_secs_f64(t)),
+    };
+    with_deep_stack(traffic.len(), || search_schedule(&traffic, opts, deadlines))?
 }
 
 fn search_schedule(
     traffic: &Traffic,
     opts: &SearchOptions,
-    deadline: Option<Instant>,
+    deadlines: Deadlines,
 ) -> CoreResult<SearchResult> {
     let lambda = traffic.duration();
-    let mut search = Search::new(traffic, opts, Mode::Schedule, deadline);
+    let bound = if opts.bounds {
+        bounds::extra_frames_bound(traffic)
+    } else {
+        lambda
+    };
     let mut result = SearchResult {
         frames: Vec::new(),
         duration: lambda,
-        lower_bound: lambda,
+        lower_bound: bound,
         liquid: false,
         optimal: false,
         nodes: 0,
@@ -1000,57 +1169,112 @@ fn search_schedule(
         stopped_by: None,
         source: Source::Search,
         restarts: 0,
+        memory_bytes: 0,
+        symmetry_order: 1,
     };
+    let mut node_limit = opts.node_limit;
+    let mut search_deadline = deadlines.search;
+    if bound == lambda && !opts.symmetry.is_empty() {
+        if let Some(group) = Group::of_traffic(traffic, &opts.symmetry) {
+            if lambda as usize % group.order() == 0 {
+                let found = symmetric_schedule(traffic, &group, opts, search_deadline)?;
+                result.nodes = found.nodes;
+                result.memory_bytes = found.memory_bytes;
+                if let Some(frames) = found.frames {
+                    result.frames = frames;
+                    result.source = Source::Symmetric;
+                    result.symmetry_order = group.order() as u32;
+                    return Ok(finish(result, lambda));
+                }
+                node_limit = node_limit.map(|n| n.saturating_sub(found.nodes));
+                if node_limit == Some(0) {
+                    // The whole node budget went to the symmetric attempt.
+                    search_deadline = Some(Instant::now());
+                }
+            }
+        }
+    }
+    let plain_opts;
+    let opts = if node_limit != opts.node_limit {
+        plain_opts = SearchOptions {
+            node_limit,
+            ..opts.clone()
+        };
+        &plain_opts
+    } else {
+        opts
+    };
+    let mut search = Search::new(traffic, opts, Mode::Schedule, search_deadline);
+    search.nodes = result.nodes;
     // The incumbent is computed only when the liquid search does not settle the question.
     let mut incumbent: Option<(Vec<Vec<u32>>, Source)> = None;
-    let mut target = lambda;
-    // With slots, a frame is a count to meet on several resources at once, and the search is
-    // heavy-tailed: attempts with a doubling node budget and another tie-break each, keeping
-    // the sub-traffics proven to fail, settle what one long attempt may not. The last attempt
-    // always runs to the end, so proofs stay complete. Uniform traffics search in one attempt.
-    let restarts = !traffic.unit;
-    let mut attempt_nodes = opts.first_attempt_nodes.max(1);
-    search.attempt_end = restarts.then_some(attempt_nodes);
-    let mut outcome = search.run(target);
-    loop {
-        match outcome {
-            Outcome::Stopped if search.restart_due => {
-                search.restart_due = false;
-                search.salt = search.salt.wrapping_add(0x6D2B_79F5) | 1;
-                attempt_nodes = attempt_nodes.saturating_mul(2);
-                search.attempt_end = Some(search.nodes.saturating_add(attempt_nodes));
-                search.reset();
-                search.restarts += 1;
-                outcome = search.level(0);
-            }
-            Outcome::Found => {
-                result.frames = std::mem::take(&mut search.frames);
-                result.lower_bound = target
-                    .min(result.frames.len() as u32)
-                    .max(result.lower_bound);
-                result.source = Source::Search;
-                break;
-            }
-            Outcome::Exhausted => {
-                result.lower_bound = target + 1;
-                let best =
-                    incumbent.get_or_insert_with(|| best_known(traffic, &search.best_partial));
-                if !opts.optimize || best.0.len() as u32 <= result.lower_bound {
+    let mut target = bound;
+    if bound > lambda && !opts.optimize {
+        // No liquid schedule exists, and the optimum is not asked for.
+        incumbent = Some(best_known(traffic, &[], deadlines.answer));
+    } else {
+        // With slots, a frame is a count to meet on several resources at once, and the search
+        // is heavy-tailed: attempts with a doubling node budget and another tie-break each,
+        // keeping the sub-traffics proven to fail, settle what one long attempt may not. The
+        // last attempt always runs to the end, so proofs stay complete. Uniform traffics search
+        // in one attempt.
+        let restarts = !traffic.unit;
+        let mut attempt_nodes = opts.first_attempt_nodes.max(1);
+        search.attempt_end = restarts.then(|| search.nodes.saturating_add(attempt_nodes));
+        let mut outcome = search.run(target);
+        loop {
+            match outcome {
+                Outcome::Stopped if search.restart_due => {
+                    search.restart_due = false;
+                    search.salt = search.salt.wrapping_add(0x6D2B_79F5) | 1;
+                    attempt_nodes = attempt_nodes.saturating_mul(2);
+                    search.attempt_end = Some(search.nodes.saturating_add(attempt_nodes));
+                    search.reset();
+                    search.restarts += 1;
+                    outcome = search.level(0);
+                }
+                Outcome::Found => {
+                    result.frames = std::mem::take(&mut search.frames);
+                    result.lower_bound = target
+                        .min(result.frames.len() as u32)
+                        .max(result.lower_bound);
+                    result.source = Source::Search;
                     break;
                 }
-                target += 1;
-                attempt_nodes = opts.first_attempt_nodes.max(1);
-                search.attempt_end = restarts.then(|| search.nodes.saturating_add(attempt_nodes));
-                outcome = search.run(target);
-            }
-            Outcome::Stopped => {
-                result.stopped_by = search.stopped_by;
-                let partial = best_known(traffic, &search.best_partial);
-                let best = incumbent.get_or_insert_with(|| best_known(traffic, &[]));
-                if partial.0.len() < best.0.len() {
-                    *best = partial;
+                Outcome::Exhausted => {
+                    result.lower_bound = target + 1;
+                    let best = incumbent.get_or_insert_with(|| {
+                        best_known(traffic, &search.best_partial, deadlines.answer)
+                    });
+                    if !opts.optimize || best.0.len() as u32 <= result.lower_bound {
+                        break;
+                    }
+                    target += 1;
+                    attempt_nodes = opts.first_attempt_nodes.max(1);
+                    search.attempt_end =
+                        restarts.then(|| search.nodes.saturating_add(attempt_nodes));
+                    outcome = search.run(target);
                 }
-                break;
+                Outcome::Stopped => {
+                    result.stopped_by = search.stopped_by;
+                    // The deepest partial schedule completed, or DSatur alone when it is
+                    // shorter and there is time for it.
+                    let partial = best_known(traffic, &search.best_partial, deadlines.answer);
+                    let whole = match &incumbent {
+                        Some(_) => None,
+                        None if search.best_partial.is_empty() => None,
+                        None => dsatur_until(&traffic.paths, traffic.users.len(), &traffic.slots, deadlines.answer)
+                            .expect("paths and slots were validated")
+                            .map(|frames| (frames, Source::Dsatur)),
+                    };
+                    for candidate in [Some(partial), whole].into_iter().flatten() {
+                        match &incumbent {
+                            Some(best) if best.0.len() <= candidate.0.len() => {}
+                            _ => incumbent = Some(candidate),
+                        }
+                    }
+                    break;
+                }
             }
         }
     }
@@ -1060,6 +1284,16 @@ fn search_schedule(
         result.frames = frames;
         result.source = source;
     }
+    result.nodes = search.nodes;
+    result.frames_tried = search.frames_tried;
+    result.memo_hits = search.memo_hits;
+    result.restarts = search.restarts;
+    result.memory_bytes = result.memory_bytes.max(search.memory_bytes());
+    Ok(finish(result, lambda))
+}
+
+/// Sorted frames, and the claims that follow from the length.
+fn finish(mut result: SearchResult, lambda: u32) -> SearchResult {
     for f in &mut result.frames {
         f.sort_unstable();
     }
@@ -1067,15 +1301,51 @@ fn search_schedule(
     result.liquid = length == lambda;
     result.optimal = length <= result.lower_bound;
     result.lower_bound = result.lower_bound.min(length);
-    result.nodes = search.nodes;
-    result.frames_tried = search.frames_tried;
-    result.memo_hits = search.memo_hits;
-    result.restarts = search.restarts;
-    Ok(result)
+    result
 }
 
-/// `partial` completed by DSatur on the transfers it leaves out (DSatur alone when empty).
-fn best_known(traffic: &Traffic, partial: &[Vec<u32>]) -> (Vec<Vec<u32>>, Source) {
+/// What the symmetric attempt found, and what it cost.
+struct SymmetricOutcome {
+    frames: Option<Vec<Vec<u32>>>,
+    nodes: u64,
+    memory_bytes: u64,
+}
+
+/// Search a liquid schedule group by group under `group` (see `symmetry`), within
+/// `opts.symmetric_nodes` nodes, the node limit, and half the time left.
+fn symmetric_schedule(
+    traffic: &Traffic,
+    group: &Group,
+    opts: &SearchOptions,
+    deadline: Option<Instant>,
+) -> CoreResult<SymmetricOutcome> {
+    let marked = group.with_orbit_resources(traffic)?;
+    let nodes = opts
+        .node_limit
+        .map_or(opts.symmetric_nodes, |n| n.min(opts.symmetric_nodes));
+    let sym_opts = SearchOptions {
+        node_limit: Some(nodes),
+        ..opts.clone()
+    };
+    let now = Instant::now();
+    let half = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
+    let mut search = Search::new(&marked, &sym_opts, Mode::Schedule, half);
+    search.group = Some(group);
+    let out = search.run(traffic.duration());
+    Ok(SymmetricOutcome {
+        frames: (out == Outcome::Found).then(|| std::mem::take(&mut search.frames)),
+        nodes: search.nodes,
+        memory_bytes: search.memory_bytes(),
+    })
+}
+
+/// `partial` completed on the transfers it leaves out (the whole traffic when empty): by
+/// DSatur if it finishes by `deadline`, else by a greedy first fit, which is near-linear.
+fn best_known(
+    traffic: &Traffic,
+    partial: &[Vec<u32>],
+    deadline: Option<Instant>,
+) -> (Vec<Vec<u32>>, Source) {
     let mut placed = vec![false; traffic.len()];
     for f in partial {
         for &t in f {
@@ -1089,17 +1359,26 @@ fn best_known(traffic: &Traffic, partial: &[Vec<u32>]) -> (Vec<Vec<u32>>, Source
         .iter()
         .map(|&t| traffic.paths[t as usize].clone())
         .collect();
-    let rest = dsatur(&left_paths, traffic.users.len(), &traffic.slots)
-        .expect("paths and slots were validated");
+    let resources = traffic.users.len();
+    let (rest, greedy) = match dsatur_until(&left_paths, resources, &traffic.slots, deadline)
+        .expect("paths and slots were validated")
+    {
+        Some(rest) => (rest, false),
+        None => (
+            first_fit(&left_paths, resources, &traffic.slots)
+                .expect("paths and slots were validated"),
+            true,
+        ),
+    };
     let mut frames = partial.to_vec();
     frames.extend(
         rest.into_iter()
             .map(|f| f.into_iter().map(|i| left[i as usize]).collect()),
     );
-    let source = if partial.is_empty() {
-        Source::Dsatur
-    } else {
-        Source::Completion
+    let source = match (greedy, partial.is_empty()) {
+        (true, _) => Source::FirstFit,
+        (false, true) => Source::Dsatur,
+        (false, false) => Source::Completion,
     };
     (frames, source)
 }
@@ -1398,6 +1677,152 @@ mod tests {
                 Err(CoreError::InvalidInput(_))
             ));
         }
+    }
+
+    #[test]
+    fn copies_agree_with_brute_force() {
+        // Random traffics whose transfers are repeated 1-3 times: merging copies must change
+        // nothing but the work.
+        let mut rng = Rng(2718281);
+        for _ in 0..300 {
+            let (distinct, slots) = random_slot_traffic(&mut rng);
+            let mut paths = Vec::new();
+            for p in distinct.iter().take(4) {
+                for _ in 0..1 + rng.below(3) {
+                    paths.push(p.clone());
+                }
+            }
+            let best = brute_force_frames(&paths, &slots);
+            for opts in [
+                SearchOptions::default(),
+                SearchOptions {
+                    bounds: false,
+                    ..SearchOptions::default()
+                },
+            ] {
+                let r = liquid_schedule(&paths, slots.len(), &slots, &opts).unwrap();
+                assert!(is_valid_with_slots(&paths, &slots, &r.frames), "{paths:?} {slots:?}");
+                assert_eq!(r.frames.len(), best, "{paths:?} {slots:?}");
+                assert!(r.optimal);
+            }
+        }
+    }
+
+    #[test]
+    fn a_transfer_conflicting_with_a_full_bottleneck_raises_the_bound() {
+        // Resource 0 carries three transfers (Λ = 3); transfer 3 uses resources 1 and 2, which
+        // every transfer of resource 0 also uses one of: a fourth frame is needed.
+        let paths = vec![vec![0, 1], vec![0, 1], vec![0, 2], vec![1, 2]];
+        let traffic = Traffic::new(&paths, 3, &[]).unwrap();
+        assert_eq!(traffic.duration(), 3);
+        assert_eq!(bounds::extra_frames_bound(&traffic), 4);
+        let r = liquid_schedule(&paths, 3, &[], &SearchOptions::default()).unwrap();
+        assert_eq!((r.frames.len(), r.lower_bound, r.optimal), (4, 4, true));
+        // With two slots on resource 1, transfer 3 fits beside a transfer of resource 0.
+        let traffic = Traffic::new(&paths, 3, &[1, 2, 1]).unwrap();
+        assert_eq!(bounds::extra_frames_bound(&traffic), 3);
+        assert_eq!(brute_force_frames(&paths, &[1, 2, 1]), 3);
+    }
+
+    #[test]
+    fn the_bound_never_exceeds_the_optimum() {
+        let mut rng = Rng(5550123);
+        for _ in 0..400 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let traffic = Traffic::new(&paths, slots.len(), &slots).unwrap();
+            assert!(
+                bounds::extra_frames_bound(&traffic) as usize <= brute_force_frames(&paths, &slots),
+                "{paths:?} {slots:?}"
+            );
+        }
+    }
+
+    /// A one-way ring of `n` switches with a host each, all-to-all: resources `0..n` ring
+    /// links (`i` from switch `i` to `i + 1`), `n..2n` host uplinks, `2n..3n` downlinks.
+    fn ring_all_to_all(n: u32) -> Vec<Vec<u32>> {
+        let mut paths = Vec::new();
+        for s in 0..n {
+            for d in 0..n {
+                if s != d {
+                    let mut p = vec![n + s, 2 * n + d];
+                    let mut x = s;
+                    while x != d {
+                        p.push(x);
+                        x = (x + 1) % n;
+                    }
+                    p.sort_unstable();
+                    paths.push(p);
+                }
+            }
+        }
+        paths
+    }
+
+    /// The rotation of the ring by `k`, as a permutation of its resources.
+    fn rotation(n: u32, k: u32) -> Vec<u32> {
+        (0..3 * n).map(|r| (r / n) * n + (r % n + k) % n).collect()
+    }
+
+    #[test]
+    fn rotations_of_a_ring_cover_its_frames() {
+        // n = 5: Λ = 1 + 2 + 3 + 4 = 10 on each ring link, twice the order of the rotations.
+        let n = 5;
+        let paths = ring_all_to_all(n);
+        let group: Vec<Vec<u32>> = (0..n).map(|k| rotation(n, k)).collect();
+        let opts = SearchOptions {
+            symmetry: group.clone(),
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 3 * n as usize, &[], &opts).unwrap();
+        assert_eq!(r.duration, 10);
+        assert!(r.liquid && r.optimal && is_valid_schedule(&paths, &r.frames));
+        assert_eq!((r.source, r.symmetry_order), (Source::Symmetric, 5));
+        // Every frame's rotations are frames of the schedule.
+        let as_paths = |frame: &[u32], rot: &[u32]| {
+            let mut f: Vec<Vec<u32>> = frame
+                .iter()
+                .map(|&t| {
+                    let mut p: Vec<u32> = paths[t as usize].iter().map(|&x| rot[x as usize]).collect();
+                    p.sort_unstable();
+                    p
+                })
+                .collect();
+            f.sort();
+            f
+        };
+        let frames: Vec<Vec<Vec<u32>>> = r.frames.iter().map(|f| as_paths(f, &group[0])).collect();
+        for f in &r.frames {
+            for rot in &group {
+                assert!(frames.contains(&as_paths(f, rot)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_permutation_that_is_no_automorphism_is_ignored() {
+        let n = 4;
+        let paths = ring_all_to_all(n);
+        let mut wrong = rotation(n, 0);
+        wrong.swap(0, n as usize);
+        let opts = SearchOptions {
+            symmetry: vec![wrong],
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 3 * n as usize, &[], &opts).unwrap();
+        assert_eq!(r.symmetry_order, 1);
+        assert!(r.liquid && is_valid_schedule(&paths, &r.frames));
+    }
+
+    #[test]
+    fn a_time_budget_of_zero_still_returns_a_schedule() {
+        let paths = ring_all_to_all(6);
+        let opts = SearchOptions {
+            time_limit: Some(0.0),
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 18, &[], &opts).unwrap();
+        assert!(r.stopped_by.is_none_or(|b| b == Budget::Time));
+        assert!(is_valid_schedule(&paths, &r.frames));
     }
 
     #[test]

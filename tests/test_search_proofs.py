@@ -1,0 +1,148 @@
+"""Proofs beyond the frame bound, interchangeable copies and symmetric schedules in the exact
+search, checked against hand-worked arguments, brute force, CP-SAT and the validator."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from liquidsched import _core, plan, validate
+from liquidsched.network import Network
+from liquidsched.symmetry import resource_permutation, symmetry_candidates
+from liquidsched.topologies import build_topology
+from liquidsched.traffic import Traffic, Transfer, all_to_all, load_traffic
+
+from .brute_force import optimal_length
+from .strategies import networks
+
+CASE = Path(__file__).parent / "data" / "repeated-transfers-33.csv"
+CASE_NETWORK = "random:switches=2,hosts=4,extra_cables=0,seed=2"
+
+
+def frames_valid(paths: list[list[int]], slots: list[int], frames: list[list[int]]) -> bool:
+    """Every transfer once, no resource over its slots in a frame (independent of the core)."""
+    seen = sorted(t for f in frames for t in f)
+    if seen != list(range(len(paths))):
+        return False
+    for f in frames:
+        on = Counter(r for t in f for r in set(paths[t]))
+        if any(n > slots[r] for r, n in on.items()):
+            return False
+    return True
+
+
+def test_a_transfer_conflicting_with_a_whole_bottleneck_proves_one_frame_more():
+    # One slot everywhere: the cable s0-s1 (one shared-duplex resource) carries 15 transfers, so
+    # Λ = 15, and h2→h2 shares h2's only links with each of them: it needs a 16th frame.
+    net = build_topology(CASE_NETWORK)
+    traffic = load_traffic(CASE)
+    paths = traffic.resource_lists(net)
+    cable = net.link_resource["s0>s1"]
+    on_cable = [p for p in paths if cable in p]
+    lonely = paths[next(i for i, t in enumerate(traffic.transfers) if (t.src, t.dst) == ("h2", "h2"))]
+    assert len(on_cable) == 15 and all(set(p) & set(lonely) for p in on_cable)
+    raw = _core.liquid_schedule(paths, len(net.resources))
+    assert (raw["duration"], len(raw["frames"]), raw["lower_bound"], raw["optimal"]) == (15, 16, 16, True)
+    assert frames_valid(paths, [1] * len(net.resources), raw["frames"])
+    # The bound proves it before any search: a few dozen nodes (the search without it needs
+    # hundreds of thousands even with copies merged, hundreds of millions without).
+    assert raw["nodes"] < 1000
+    unbounded = _core.liquid_schedule(paths, len(net.resources), bounds=False)
+    assert (len(unbounded["frames"]), unbounded["optimal"]) == (16, True)
+    assert unbounded["nodes"] > 10 * raw["nodes"]
+
+
+def test_with_the_networks_own_slots_the_same_case_is_liquid():
+    # h2's links are four times the cable's rate: four slots each, so h2→h2 fits beside a cable
+    # transfer and 15 frames suffice.
+    net = build_topology(CASE_NETWORK)
+    s = plan(net, load_traffic(CASE), "liquid")
+    assert validate(s) == []
+    assert (s.length, s.info.lower_bound, s.liquid, s.info.optimal) == (15, 15, True, True)
+
+
+@st.composite
+def multisets(draw) -> tuple[Network, Traffic]:
+    """A small network and a traffic of a few distinct transfers, each repeated 1-4 times."""
+    net = draw(networks(max_switches=3, max_hosts=4))
+    pairs = [(s, d) for s in net.senders() for d in net.receivers()]
+    distinct = draw(st.lists(st.sampled_from(pairs), min_size=1, max_size=4, unique=True)) if pairs else []
+    counts = [draw(st.integers(1, 4)) for _ in distinct]
+    transfers = [Transfer(s, d, 1000) for (s, d), c in zip(distinct, counts) for _ in range(c)]
+    return net, Traffic(transfers[:11])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(multisets())
+def test_repeated_transfers_liquid_cpsat_and_brute_force_agree(problem):
+    net, traffic = problem
+    if not traffic.transfers:
+        return
+    sets = traffic.resource_sets(net)
+    best = optimal_length(sets, net.resource_slots)
+    for algorithm, options in (("liquid", {}), ("liquid", {"bounds": False}), ("cpsat", {})):
+        s = plan(net, traffic, algorithm, **options)
+        assert validate(s) == []
+        assert s.info.optimal, (algorithm, options)
+        assert s.length == best, (algorithm, options)
+
+
+def test_torus_all_to_all_is_liquid_by_translation_covered_frames():
+    # 4×4 torus, 2 hosts per router: Λ = 48 = 3 × 16 translations.
+    net = build_topology("torus:dims=4/4,hosts_per_router=2")
+    s = plan(net, all_to_all(net), "liquid")
+    assert validate(s) == []
+    assert (s.length, s.info.lower_bound, s.liquid, s.info.optimal) == (48, 48, True, True)
+    assert s.info.stats["symmetry_order"] == 16 and s.info.stats["source"] == "symmetric search"
+    assert len(next(symmetry_candidates(net, 48))) == 16
+
+
+def test_a_symmetry_that_is_not_one_of_the_traffic_is_ignored():
+    # Half of a torus all-to-all is not invariant under the translations: the plain search runs.
+    net = build_topology("torus:dims=3/3")
+    traffic = Traffic([t for t in all_to_all(net).transfers if t.src < t.dst])
+    s = plan(net, traffic, "liquid")
+    assert validate(s) == [] and s.info.stats["symmetry_order"] == 1
+    # A permutation that is not an automorphism is refused as a whole by the core.
+    paths = all_to_all(net).resource_lists(net)
+    n = len(net.resources)
+    swap = list(range(n))
+    swap[0], swap[1] = swap[1], swap[0]
+    raw = _core.liquid_schedule(paths, n, symmetry=[swap])
+    assert raw["symmetry_order"] == 1 and frames_valid(paths, [1] * n, raw["frames"])
+
+
+def test_translations_of_a_torus_are_automorphisms_of_its_routes():
+    net = build_topology("torus:dims=4/3")
+    for group in net.symmetry.groups(12):
+        for mapping in group:
+            perm = resource_permutation(net, mapping)
+            assert perm is not None
+            for a in ("h0.0", "h2.1"):
+                for b in ("h3.2", "h1.0"):
+                    route = {net.link_resource[l] for l in net.route(a, b)}
+                    image = {net.link_resource[l] for l in net.route(mapping[a], mapping[b])}
+                    assert {perm[r] for r in route} == image
+
+
+def test_mesh_reflections_are_automorphisms_of_its_routes():
+    net = build_topology("mesh:dims=4/4")
+    group = next(net.symmetry.groups(4))
+    assert len(group) == 4
+    for mapping in group:
+        perm = resource_permutation(net, mapping)
+        for a, b in (("h0.0", "h3.2"), ("h1.3", "h2.0")):
+            route = {net.link_resource[l] for l in net.route(a, b)}
+            image = {net.link_resource[l] for l in net.route(mapping[a], mapping[b])}
+            assert {perm[r] for r in route} == image
+
+
+def test_a_zero_budget_still_returns_a_valid_schedule():
+    net = build_topology("torus:dims=8/8")
+    s = plan(net, all_to_all(net), "liquid", time_limit=0)
+    assert validate(s) == []
+    assert s.info.stats["stopped_by"] == "time" and not s.info.optimal
+    assert s.info.stats["memory_bytes"] > 0
