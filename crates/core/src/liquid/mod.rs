@@ -370,6 +370,9 @@ struct Search<'a> {
     /// Scratch of the branching order: remaining transfers with their weights, and a count
     /// per weight.
     weighted: Vec<(u32, u32)>,
+    /// Branching weight of every remaining transfer at the current level (computed with the
+    /// order; a level that is returned to computes its order, and so these, again).
+    weight_now: Vec<u32>,
     per_weight: Vec<u32>,
     levels: Vec<Level>,
     /// Sub-traffics with no schedule in `k` frames, by a hash of `(k, remaining)`.
@@ -422,6 +425,7 @@ impl<'a> Search<'a> {
             frames: Vec::new(),
             best_partial: Vec::new(),
             weighted: Vec::new(),
+            weight_now: if opts.guided { vec![0; n] } else { Vec::new() },
             per_weight: Vec::new(),
             levels: Vec::new(),
             failed: HashMap::new(),
@@ -497,6 +501,12 @@ impl<'a> Search<'a> {
         if k == 0 {
             return Outcome::Exhausted;
         }
+        // A level costs time in proportion to the remaining traffic, far more than a node on
+        // large traffics: the clock is read at every one, not only every 256 nodes.
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.stopped_by = Some(Budget::Time);
+            return Outcome::Stopped;
+        }
         if self.opts.reduced
             && self
                 .load
@@ -506,7 +516,8 @@ impl<'a> Search<'a> {
         {
             return Outcome::Exhausted;
         }
-        if let Some(scratch) = self.conflicts.as_mut() {
+        let small = self.traffic.len() <= TIGHT_TEST_TRANSFERS;
+        if let Some(scratch) = self.conflicts.as_mut().filter(|_| small) {
             if bounds::tight_resource_blocked(self.traffic, &self.rem, &self.load, k, scratch) {
                 return Outcome::Exhausted;
             }
@@ -612,6 +623,7 @@ impl<'a> Search<'a> {
             let w = u32::try_from(tr.weight(t, &self.load)).unwrap_or(u32::MAX);
             heaviest = heaviest.max(w);
             self.weighted.push((t, w));
+            self.weight_now[t as usize] = w;
         }
         if self.salt != 0 || heaviest as usize > 4 * self.weighted.len() + 1024 {
             // Another tie-break, or weights too spread for counting: sort instead.
@@ -798,7 +810,7 @@ impl<'a> Search<'a> {
                     .iter()
                     .copied()
                     .filter(|&t| has(&lv.depot, t))
-                    .max_by_key(|&t| (tr.weight(t, &self.load), std::cmp::Reverse(self.tie(t))))
+                    .max_by_key(|&t| (self.weight_now[t as usize], std::cmp::Reverse(self.tie(t))))
                     .expect("a critical resource with depot load has a depot transfer");
                 return Some((self.first_copy_in_depot(lv, x), cursor));
             }
@@ -1072,6 +1084,12 @@ impl<'a> Search<'a> {
         self.level(0)
     }
 }
+
+/// Traffics up to this many transfers test tight resources at every level. On larger ones the
+/// test costs about as much as the level itself (every bottleneck of an all-to-all is tight at
+/// every level of a liquid schedule), and what it proves is proven before the search by the
+/// bound on the whole traffic.
+const TIGHT_TEST_TRANSFERS: usize = 8192;
 
 /// Traffics up to this many transfers recurse on the caller's stack (a few KiB per transfer
 /// at most); larger ones get a thread of their own, since starting one costs about 0.1 ms.
