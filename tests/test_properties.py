@@ -8,7 +8,7 @@ from fractions import Fraction
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from liquidsched import SCHEDULERS, compute_bound, plan, validate
+from liquidsched import SCHEDULERS, _core, compute_bound, plan, validate
 from liquidsched.errors import TrafficError
 from liquidsched.schedule import Schedule
 from liquidsched.schedulers.kpbs import PEELING, kpbs_instance
@@ -66,3 +66,42 @@ def test_bound_equals_load_counted_link_by_link(problem):
     assert b.duration_s == top
     assert sorted(b.bottlenecks) == sorted(r for r, v in load.items() if v == top)
     assert b.liquid_throughput_Bps == Fraction(traffic.total_bytes) / top
+
+
+def _dsatur_by_its_rule(paths: list[list[int]], slots: list[int]) -> list[list[int]]:
+    """DSatur written as its rule says, one scan of every vertex per step: the uncoloured
+    transfer of most colours it can no longer take, then of most conflicting transfers, then
+    of lowest index, takes the lowest colour none of its resources is full in."""
+    users: dict[int, list[int]] = {}
+    for t, p in enumerate(paths):
+        for r in p:
+            users.setdefault(r, []).append(t)
+    degree = [len({u for r in p for u in users[r]} - {t}) for t, p in enumerate(paths)]
+    blocked: list[set[int]] = [set() for _ in paths]
+    colour: list[int | None] = [None] * len(paths)
+    on: Counter = Counter()
+    frames: list[list[int]] = []
+    for _ in paths:
+        v = max((t for t, c in enumerate(colour) if c is None), key=lambda t: (len(blocked[t]), degree[t], -t))
+        c = min(set(range(len(frames) + 1)) - blocked[v])
+        colour[v] = c
+        if c == len(frames):
+            frames.append([])
+        frames[c].append(v)
+        for r in paths[v]:
+            on[r, c] += 1
+            if on[r, c] >= slots[r]:
+                for u in users[r]:
+                    if colour[u] is None:
+                        blocked[u].add(c)
+    return [sorted(f) for f in frames]
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems(), st.booleans())
+def test_dsatur_colours_by_its_rule(problem, with_slots):
+    net, traffic = problem
+    paths = traffic.resource_lists(net)
+    slots = net.resource_slots if with_slots else [1] * len(net.resources)
+    frames = _core.dsatur(paths, len(net.resources), slots=slots if with_slots else [])
+    assert frames == _dsatur_by_its_rule(paths, slots)

@@ -271,6 +271,9 @@ impl Cliques {
 fn conflict_degrees(paths: &[Vec<u32>], resources: usize, clock: &mut Clock) -> Option<Vec<u32>> {
     let n = paths.len();
     let lists = Incidence::new(paths.iter().map(|p| &p[..]), resources);
+    if clock.passed() {
+        return None;
+    }
     // Resources renamed by decreasing number of transfers.
     let mut by_use: Vec<u32> = (0..resources as u32).collect();
     by_use.sort_by_key(|&r| std::cmp::Reverse(lists.users(r as usize).len()));
