@@ -97,6 +97,7 @@ def test_torus_all_to_all_is_liquid_by_translation_covered_frames():
     assert validate(s) == []
     assert (s.length, s.info.lower_bound, s.liquid, s.info.optimal) == (48, 48, True, True)
     assert s.info.stats["symmetry_order"] == 16 and s.info.stats["source"] == "symmetric search"
+    assert s.info.stats["memory_bytes"] > 0
     assert len(next(symmetry_candidates(net, 48))) == 16
 
 
@@ -145,4 +146,3 @@ def test_a_zero_budget_still_returns_a_valid_schedule():
     s = plan(net, all_to_all(net), "liquid", time_limit=0)
     assert validate(s) == []
     assert s.info.stats["stopped_by"] == "time" and not s.info.optimal
-    assert s.info.stats["memory_bytes"] > 0
