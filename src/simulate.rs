@@ -4,7 +4,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use liquidsched_core::simulate::{Flow, Model, Policy, Problem};
+use liquidsched_core::simulate::{Engine, Flow, Model, Policy, Problem};
 
 use crate::to_py_err;
 
@@ -29,10 +29,12 @@ fn model_of(model: &str, policy: &str, window: u32) -> PyResult<Model> {
 /// `i`; `frames` lists flow indices in schedule order; `slots[r]` is the slot count of
 /// resource `r` (empty: one each). The `window` and `steps` policies need `receivers[i]`
 /// (numbered like the senders) and take `frame_steps` (the step of each frame; empty: its
-/// index); `window` is W in steps. Returns a dict with `makespan_s`, `start_s`, `finish_s`,
+/// index); `window` is W in steps. `engine` chooses how the fluid model finds its rates:
+/// `auto`, `incremental` or `reference` (from scratch at every event: the tests' oracle); all
+/// give the same times up to rounding. Returns a dict with `makespan_s`, `start_s`, `finish_s`,
 /// `utilisation` (resources × bins, flat), `bins`, `rate_updates`.
 #[pyfunction]
-#[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0, slots=Vec::new(), receivers=Vec::new(), frame_steps=Vec::new(), window=0))]
+#[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0, slots=Vec::new(), receivers=Vec::new(), frame_steps=Vec::new(), window=0, engine="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -50,8 +52,15 @@ fn simulate<'py>(
     receivers: Vec<u32>,
     frame_steps: Vec<u32>,
     window: u32,
+    engine: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let model = model_of(model, policy, window)?;
+    let engine = match engine {
+        "auto" => Engine::Auto,
+        "incremental" => Engine::Incremental,
+        "reference" => Engine::Reference,
+        other => return Err(PyValueError::new_err(format!("unknown engine {other:?}"))),
+    };
     let n = paths.len();
     if sizes.len() != n || latencies.len() != n || senders.len() != n {
         return Err(PyValueError::new_err(
@@ -80,7 +89,7 @@ fn simulate<'py>(
         frame_steps,
     };
     let p = py
-        .detach(|| liquidsched_core::simulate::simulate(&problem, model, bins))
+        .detach(|| liquidsched_core::simulate::simulate_with(&problem, model, bins, engine))
         .map_err(|e| to_py_err(py, e))?;
     let d = PyDict::new(py);
     d.set_item("makespan_s", p.makespan_s)?;

@@ -151,3 +151,78 @@ def test_window_and_steps_policies_equal_their_definitions(problem, window, seed
                          window=window or 0)
     for e, g in zip(expected, got["finish_s"]):
         assert g == pytest.approx(float(e), rel=1e-9)
+
+
+# -- the incremental fluid engine against the from-scratch one ------------------------------------
+
+ENGINE_POLICIES = ["all-at-once", "frames", "per-sender", "window", "steps"]
+
+
+def run_engine(engine: str, schedule: Schedule, policy: str, latencies=None, overhead_s: float = 0.0,
+               steps=None, bins: int = 0) -> dict:
+    """The core's fluid model on ``schedule``'s pieces with the given engine, window W = 2."""
+    from liquidsched.simulate import flows_of
+
+    net, f = schedule.network, flows_of(schedule)
+    return _core.simulate(list(net.resource_capacity), f.paths, f.sizes, latencies or f.latencies, f.senders,
+                          f.frames, "fluid", policy, overhead_s, bins, slots=net.resource_slots,
+                          receivers=f.receivers, frame_steps=schedule.frame_steps() if steps is None else steps,
+                          window=2, engine=engine)
+
+
+def assert_same_times(got: dict, expected: dict, what: str) -> None:
+    """Every start and finish time within 1e-9 (relative) of the expected one."""
+    for key in ("start_s", "finish_s"):
+        for i, (g, e) in enumerate(zip(got[key], expected[key])):
+            assert g == pytest.approx(e, rel=1e-9, abs=1e-300), f"{what}: flow {i} {key} {g} against {e}"
+    assert got["rate_updates"] == expected["rate_updates"], what
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems(), st.sampled_from(ENGINE_POLICIES), st.sampled_from(["dsatur", "round-robin"]), st.data())
+def test_incremental_fluid_engine_equals_the_from_scratch_one(problem, policy, algorithm, data):
+    """Random networks (capacities equal or mixed, shared-duplex cables), random traffics and
+    latencies, every start policy: the incremental engine gives the reference engine's times."""
+    net, traffic = problem
+    schedule = plan(net, traffic, algorithm)
+    n = sum(len(frame) for frame in schedule.frames)
+    latencies = data.draw(st.lists(st.sampled_from([0.0, 0.0, 1e-4, 2e-3]), min_size=n, max_size=n))
+    overhead = data.draw(st.sampled_from([0.0, 1e-3]))
+    steps = sorted(data.draw(st.lists(st.integers(0, len(schedule.frames)), min_size=len(schedule.frames),
+                                      max_size=len(schedule.frames))))
+    runs = {e: run_engine(e, schedule, policy, latencies, overhead, steps) for e in ("incremental", "reference")}
+    assert_same_times(runs["incremental"], runs["reference"], policy)
+
+
+@pytest.mark.parametrize("spec, sizes", [
+    ("random:switches=4,hosts=12,extra_cables=2,seed=3", "random"),
+    ("random:switches=7,hosts=18,extra_cables=4,seed=11", "random"),
+    ("random:switches=3,hosts=16,extra_cables=0,seed=5", "equal"),
+    ("fat-tree:k=4", "equal"),
+    ("fat-tree:k=4,hosts_per_edge=4", "random"),
+    ("crossbar:n=14", "random"),
+])
+def test_incremental_fluid_engine_equals_the_from_scratch_one_on_hundreds_of_flows(spec, sizes):
+    """Long cascades of rate changes: hundreds of flows on random networks (mixed capacities and
+    latencies, shared-duplex cables), fat trees with equal sizes (ties everywhere) and a crossbar,
+    under every policy, with the utilisation map."""
+    from liquidsched.topologies import build_topology
+    from liquidsched.traffic import random_matrix
+
+    net = build_topology(spec)
+    if sizes == "equal":
+        traffic = half_all_to_all(net)
+    else:
+        traffic = random_matrix(net, seed=len(spec), min_bytes=1, max_bytes=5_000_000)
+    schedule = plan(net, traffic, "round-robin")
+    for policy in ENGINE_POLICIES:
+        runs = {e: run_engine(e, schedule, policy, bins=6) for e in ("incremental", "reference", "auto")}
+        assert_same_times(runs["incremental"], runs["reference"], f"{spec}, {policy}")
+        assert_same_times(runs["auto"], runs["reference"], f"{spec}, {policy} (auto)")
+        assert runs["incremental"]["utilisation"] == pytest.approx(runs["reference"]["utilisation"], abs=1e-9)
+
+
+def test_unknown_engine_is_refused(two_switch_net):
+    schedule = plan(two_switch_net, half_all_to_all(two_switch_net), "round-robin")
+    with pytest.raises(ValueError, match='unknown engine "fast"'):
+        run_engine("fast", schedule, "all-at-once")
