@@ -1,0 +1,223 @@
+"""The fluid simulator at scale: its incremental engine against the from-scratch one and SimGrid.
+
+    python benchmarks/simulate_scale.py --output out/simulate-scale.json --plot out/simulate-scale.png
+
+All-to-all exchanges of random sizes (uniform 1–100 MB) started all at once, from about 1,000 to
+16,000 flows, on three families of networks:
+
+- ``random``: the random network of ``simgrid_compare.py`` (16 switches, 8 extra cables, mixed
+  capacities and latencies, shared-duplex cables) with 32 to 127 hosts;
+- ``fat-tree``: a k = 6 fat tree with 2 to 7 hosts per edge switch;
+- ``crossbar``: hosts on one switch, where every host link is a bottleneck and an event changes the
+  rates of a large part of all flows: the worst case of any exact incremental method.
+
+Each case is simulated by the core's incremental engine (the default; best of ``--repeat`` runs),
+by the from-scratch engine the simulator used before (up to ``--reference-max-flows`` flows: it is
+quadratic), and by SimGrid's CM02 model (up to each family's SimGrid limit, scaled by
+``--simgrid-scale``; its engine run only, as ``simgrid_compare.py`` times it). The growth of each
+time with the flows is fitted as ``time ∝ flows^e`` per family. Every start policy is then run on one
+case by both engines. Agreement is reported as the largest relative difference of a flow's finish
+time between the two engines, and against SimGrid as the largest finish-time difference over the
+makespan. Policies that start flows when others finish can amplify rounding errors: the policy table
+also reports how far the from-scratch engine's own times move when the sizes move by a few units of
+the last place, the most any two implementations can be expected to agree. Run it pinned to one
+core (``taskset -c 0``) for one-core figures.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from typing import Any
+
+from common import benchmark_parser, progress_bar
+from rich.console import Console
+from rich.table import Table
+from scale import growth_exponent
+
+from liquidsched import _core, plan
+from liquidsched.io.files import write_document
+from liquidsched.simulate import flows_of, simulate
+from liquidsched.simulate.simgrid_backend import simgrid_available
+from liquidsched.topologies import build_topology
+from liquidsched.traffic import random_matrix
+
+#: family -> (topology specs, largest case run in SimGrid by default, in flows)
+FAMILIES: dict[str, tuple[list[str], int]] = {
+    "random": ([f"random:switches=16,hosts={h},extra_cables=8,seed=1" for h in (32, 45, 64, 90, 127)], 8100),
+    "fat-tree": ([f"fat-tree:k=6,hosts_per_edge={e}" for e in (2, 3, 4, 6, 7)], 3000),
+    "crossbar": ([f"crossbar:n={n}" for n in (32, 45, 64)], 1000),
+}
+#: The case every start policy is run on, and the policies.
+POLICY_CASE = "random:switches=16,hosts=64,extra_cables=8,seed=1"
+POLICIES = ("all-at-once", "frames", "per-sender", "window", "steps")
+MB = 1_000_000
+
+
+def exchange(spec: str):
+    """The all-to-all of random sizes on ``spec``, as a round-robin schedule."""
+    net = build_topology(spec)
+    return plan(net, random_matrix(net, seed=1, min_bytes=MB, max_bytes=100 * MB), "round-robin")
+
+
+def run_core(schedule, policy: str, engine: str, repeat: int, perturb: float = 0.0) -> tuple[float, dict]:
+    """Best time of ``repeat`` core runs with ``engine`` (the call, flows already converted), and
+    the last result; with ``perturb``, sizes multiplied by factors within ``1 ± 6 perturb``."""
+    net, f = schedule.network, flows_of(schedule)
+    sizes = [z * (1 + perturb * (i * 7919 % 13 - 6)) for i, z in enumerate(f.sizes)]
+    args = (list(net.resource_capacity), f.paths, sizes, f.latencies, f.senders, f.frames, "fluid", policy)
+    kwargs = dict(slots=net.resource_slots, receivers=f.receivers, frame_steps=schedule.frame_steps(), window=2,
+                  engine=engine)
+    best, result = float("inf"), {}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = _core.simulate(*args, **kwargs)
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def relative_difference(a: list[float], b: list[float]) -> float:
+    """The largest relative difference between two lists of finish times."""
+    return max((abs(x - y) / max(abs(x), abs(y)) for x, y in zip(a, b) if x or y), default=0.0)
+
+
+def scale_case(family: str, spec: str, simgrid_max: int, args) -> dict[str, Any]:
+    schedule = exchange(spec)
+    flows = sum(len(frame) for frame in schedule.frames)
+    row: dict[str, Any] = {"family": family, "topology": spec, "flows": flows,
+                           "resources": len(schedule.network.resources)}
+    row["incremental_s"], ours = run_core(schedule, "all-at-once", "incremental", args.repeat)
+    row["makespan_s"] = max(ours["finish_s"])
+    if flows <= args.reference_max_flows:
+        row["reference_s"], ref = run_core(schedule, "all-at-once", "reference", 1)
+        row["reference_difference"] = relative_difference(ours["finish_s"], ref["finish_s"])
+        row["speedup_reference"] = row["reference_s"] / row["incremental_s"]
+    if args.simgrid and flows <= simgrid_max:
+        theirs = simulate(schedule, "fluid", "all-at-once", backend="simgrid")
+        row["simgrid_s"] = theirs.wall_s
+        row["simgrid_difference"] = max(abs(a - b) for a, b in zip(ours["finish_s"], theirs.finish_s)) / max(
+            theirs.finish_s)
+        row["speedup_simgrid"] = theirs.wall_s / row["incremental_s"]
+    return row
+
+
+def policy_rows(args) -> list[dict[str, Any]]:
+    schedule = exchange(POLICY_CASE)
+    rows = []
+    for policy in POLICIES:
+        inc_s, ours = run_core(schedule, policy, "incremental", args.repeat)
+        ref_s, ref = run_core(schedule, policy, "reference", 1)
+        _, nudged = run_core(schedule, policy, "reference", 1, perturb=1e-16)
+        rows.append({"topology": POLICY_CASE, "policy": policy, "flows": len(ours["finish_s"]), "incremental_s": inc_s,
+                     "reference_s": ref_s, "speedup_reference": ref_s / inc_s,
+                     "reference_difference": relative_difference(ours["finish_s"], ref["finish_s"]),
+                     "conditioning": relative_difference(nudged["finish_s"], ref["finish_s"])})
+    return rows
+
+
+def growth(rows: list[dict]) -> dict[str, dict[str, float | None]]:
+    """The growth exponent of each time, per family (over the cases that have it)."""
+    result = {}
+    for family in FAMILIES:
+        mine = [r for r in rows if r["family"] == family]
+        result[family] = {key: growth_exponent([r["flows"] for r in mine if key in r], [r[key] for r in mine if key in r])
+                          for key in ("incremental_s", "reference_s", "simgrid_s")}
+    return result
+
+
+def _ms(row: dict, key: str) -> str:
+    return f"{row[key] * 1e3:,.1f} ms" if key in row else "-"
+
+
+def _times(row: dict, key: str) -> str:
+    return f"{row[key]:,.0f}×" if key in row else "-"
+
+
+def _diff(row: dict, key: str) -> str:
+    return f"{row[key]:.1e}" if key in row else "-"
+
+
+def print_tables(rows: list[dict], policies: list[dict], exponents: dict, console: Console) -> None:
+    t = Table("family", "flows", "incremental", "from scratch", "SimGrid", "× from scratch", "× SimGrid",
+              "Δ from scratch", "Δ SimGrid", title="fluid model, all at once, random sizes (Δ: largest relative "
+              "difference of a finish time; against SimGrid, over the makespan)")
+    for r in rows:
+        t.add_row(r["family"], f"{r['flows']:,}", _ms(r, "incremental_s"), _ms(r, "reference_s"), _ms(r, "simgrid_s"),
+                  _times(r, "speedup_reference"), _times(r, "speedup_simgrid"), _diff(r, "reference_difference"),
+                  _diff(r, "simgrid_difference"))
+    console.print(t)
+    g = Table("family", "incremental", "from scratch", "SimGrid", title="growth: time ∝ flows^e (least squares)")
+    for family, values in exponents.items():
+        g.add_row(family, *("-" if values[k] is None else f"{values[k]:.2f}"
+                            for k in ("incremental_s", "reference_s", "simgrid_s")))
+    console.print(g)
+    p = Table("policy", "flows", "incremental", "from scratch", "× from scratch", "Δ from scratch",
+              "Δ from scratch, sizes ± 6e-16", title=f"every start policy on {POLICY_CASE} (last column: how "
+              "far the model itself moves when the sizes move by rounding errors)")
+    for r in policies:
+        p.add_row(r["policy"], f"{r['flows']:,}", _ms(r, "incremental_s"), _ms(r, "reference_s"),
+                  _times(r, "speedup_reference"), _diff(r, "reference_difference"), _diff(r, "conditioning"))
+    console.print(p)
+
+
+def plot(rows: list[dict], policies: list[dict], exponents: dict, path: str) -> None:
+    from liquidsched.plot import _save, plt
+
+    fig, (ax, bars) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [3, 2]})
+    colours = {"random": "tab:blue", "fat-tree": "tab:green", "crossbar": "tab:red"}
+    styles = {"incremental_s": ("o-", "incremental"), "reference_s": ("s--", "from scratch"),
+              "simgrid_s": ("^:", "SimGrid CM02")}
+    for family, colour in colours.items():
+        mine = [r for r in rows if r["family"] == family]
+        for key, (style, label) in styles.items():
+            points = [(r["flows"], r[key]) for r in mine if key in r]
+            if points:
+                e = exponents[family][key]
+                fitted = f", e = {e:.2f}" if e is not None and len(points) > 2 else ""
+                ax.loglog(*zip(*points), style, color=colour, ms=4, label=f"{family}: {label}{fitted}")
+    ax.set_xlabel("flows (all-to-all, random sizes, all at once)")
+    ax.set_ylabel("simulation time (s)")
+    ax.set_title("time to simulate, and its growth (time ∝ flows^e)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=1)
+    names = [r["policy"] for r in policies]
+    bars.bar(range(len(names)), [r["speedup_reference"] for r in policies], color="tab:blue")
+    bars.set_xticks(range(len(names)), names, rotation=20)
+    bars.axhline(1.0, color="black", lw=1)
+    bars.set_yscale("log")
+    bars.set_ylabel("from-scratch time / incremental time")
+    bars.set_title(f"every policy, {policies[0]['flows']:,} flows (random network)")
+    bars.grid(alpha=0.3, axis="y", which="both")
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def main() -> None:
+    parser = benchmark_parser(__doc__)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the incremental engine per case (best)")
+    parser.add_argument("--reference-max-flows", type=int, default=4100, metavar="N",
+                        help="run the from-scratch engine on cases of at most N flows (it is quadratic)")
+    parser.add_argument("--simgrid-scale", type=float, default=1.0, metavar="X",
+                        help="multiply each family's SimGrid limit by X (0: no SimGrid)")
+    args = parser.parse_args()
+    args.simgrid = args.simgrid_scale > 0 and simgrid_available()
+    if args.simgrid_scale > 0 and not args.simgrid:
+        Console(stderr=True).print("SimGrid is not installed (apt-get install python3-simgrid): core only")
+    cases = [(family, spec, limit * args.simgrid_scale) for family, (specs, limit) in FAMILIES.items()
+             for spec in specs]
+    rows = []
+    with progress_bar("cases") as progress:
+        for family, spec, limit in progress.track(cases):
+            rows.append(scale_case(family, spec, limit, args))
+    policies = policy_rows(args)
+    exponents = growth(rows)
+    print_tables(rows, policies, exponents, Console(width=160))
+    write_document({"benchmark": "simulate_scale", "machine": platform.processor() or platform.machine(),
+                    "sizes_bytes": [MB, 100 * MB], "rows": rows, "policies": policies,
+                    "growth_exponents": exponents}, args.output)
+    if args.plot:
+        plot(rows, policies, exponents, args.plot)
+
+
+if __name__ == "__main__":
+    main()
