@@ -100,6 +100,7 @@ def simulate(
     receivers: Sequence[int] = (),
     frame_steps: Sequence[int] = (),
     window: int = 0,
+    engine: str = "auto",
 ) -> RawPrediction: ...
 def weighted_steps(
     paths: Sequence[Sequence[int]], resources: int, times: Sequence[float], *, slots: Sequence[int] = (),
