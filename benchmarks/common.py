@@ -4,7 +4,9 @@ each in a process of its own."""
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
+import resource
 from typing import Any, Callable, Sequence
 
 from rich.console import Console
@@ -39,3 +41,29 @@ def run_each_in_own_process(run_case: Callable[[Any], dict[str, Any]], cases: Se
                 rows.append(pool.apply(run_case, (case,)))
             progress.advance(task)
     return rows
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def power_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float] | None:
+    """The least-squares line through (log x, log y): (slope, intercept), so y ≈ e^b · x^slope;
+    None with fewer than two positive points or no spread in x."""
+    points = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
+    if len(points) < 2:
+        return None
+    mx = sum(x for x, _ in points) / len(points)
+    my = sum(y for _, y in points) / len(points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if not sxx:
+        return None
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    return slope, my - slope * mx
+
+
+def growth_exponent(xs: Sequence[float], ys: Sequence[float]) -> float | None:
+    """The slope of :func:`power_fit`: y ∝ x^slope."""
+    fit = power_fit(xs, ys)
+    return None if fit is None else fit[0]

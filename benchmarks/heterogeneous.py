@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 import time
 from typing import Any
 
-from common import benchmark_parser, run_each_in_own_process
+from common import benchmark_parser, peak_rss_mb, run_each_in_own_process
 from rich.console import Console
 from rich.table import Table
 
@@ -42,10 +41,6 @@ CASES = [
 #: fluid prediction are run on.
 TIME_LIMIT_S = 120.0
 BASELINE_MAX_TRANSFERS = 20_000
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_case(case: tuple[str, str, str, bool]) -> dict[str, Any]:

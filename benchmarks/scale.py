@@ -13,14 +13,12 @@ growth of each time with the host count is fitted as ``time ∝ hosts^e`` per fa
 
 from __future__ import annotations
 
-import math
 import os
 import platform
-import resource
 import time
 from typing import Any
 
-from common import benchmark_parser, run_each_in_own_process
+from common import benchmark_parser, growth_exponent, peak_rss_mb, run_each_in_own_process
 from rich.console import Console
 from rich.table import Table
 
@@ -34,10 +32,6 @@ LIQUID_TIME_LIMIT_S = 20.0
 
 #: The times fitted against the host count.
 PHASES = ("load_s", "routes_s", "check_s", "bound_s")
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def run_case(spec: str) -> dict[str, Any]:
@@ -92,17 +86,6 @@ def run_case(spec: str) -> dict[str, Any]:
                          "liquid": bool(schedule.liquid), "optimal": bool(schedule.info.optimal), "search_s": seconds,
                          "peak_rss_mb": peak_rss_mb()}
     return row
-
-
-def growth_exponent(hosts: list[int], seconds: list[float]) -> float | None:
-    """The least-squares slope of log(time) against log(hosts): time ∝ hosts^slope."""
-    points = [(math.log(h), math.log(s)) for h, s in zip(hosts, seconds) if s > 0]
-    if len(points) < 2:
-        return None
-    mx = sum(x for x, _ in points) / len(points)
-    my = sum(y for _, y in points) / len(points)
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else None
 
 
 def exponents(rows: list[dict]) -> dict[str, dict[str, float | None]]:

@@ -30,7 +30,6 @@ import multiprocessing
 import os
 import platform
 import queue
-import resource
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from common import benchmark_parser, progress_bar
+from common import benchmark_parser, peak_rss_mb, power_fit, progress_bar
 from rich.console import Console
 from rich.table import Table
 
@@ -76,10 +75,6 @@ KNOWN_STATS = ("nodes_explored", "proven_lower_bound", "gap", "stopped_by", "sou
 CORE_KEYS_MAPPED = ("frames", "duration", "lower_bound", "nodes", "optimal", "liquid")
 
 err = Console(stderr=True)
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def pin_to(cpu: int | None) -> None:
@@ -316,26 +311,12 @@ def summarize_t1(records: list[dict[str, Any]]) -> dict[str, Any]:
 # -- growth, goals, table, plot --------------------------------------------------------------------
 
 
-def growth_exponent(xs: list[float], ys: list[float]) -> tuple[float, float] | None:
-    """The least-squares line through (log x, log y): (slope, intercept), so y ≈ e^b · x^slope."""
-    points = [(math.log(x), math.log(y)) for x, y in zip(xs, ys) if x > 0 and y > 0]
-    if len(points) < 2:
-        return None
-    mx = sum(x for x, _ in points) / len(points)
-    my = sum(y for _, y in points) / len(points)
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    if not sxx:
-        return None
-    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
-    return slope, my - slope * mx
-
-
 def fits(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The growth of the search time with the transfers: over the fat trees, and over every case."""
     ok = [r for r in rows if "error" not in r]
     out: dict[str, Any] = {}
     for name, mine in (("fat-tree", [r for r in ok if r["family"] == "fat-tree"]), ("all", ok)):
-        fit = growth_exponent([r["transfers"] for r in mine], [r["search_s"] for r in mine])
+        fit = power_fit([r["transfers"] for r in mine], [r["search_s"] for r in mine])
         out[name] = None if fit is None else {"exponent": fit[0], "log_intercept": fit[1], "cases": len(mine),
                                               "stopped_by_budget": sum(r["stopped_by"] is not None for r in mine)}
     return out

@@ -30,10 +30,9 @@ import platform
 import time
 from typing import Any
 
-from common import benchmark_parser, progress_bar
+from common import benchmark_parser, growth_exponent, progress_bar
 from rich.console import Console
 from rich.table import Table
-from scale import growth_exponent
 
 from liquidsched import _core, plan
 from liquidsched.io.files import write_document

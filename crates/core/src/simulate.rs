@@ -430,19 +430,27 @@ fn constant_rate_utilisation(problem: &Problem, p: &Prediction, bins: usize) -> 
     grid.values
 }
 
-/// A resource's fair share in the filling heap, smallest first.
+/// An entry of a min-heap: a key (a fair share, a time, a virtual-clock target) for an id, and
+/// a tag telling a stale entry from a valid one (a version or stamp); smallest key first, ties by
+/// smaller id. In the filling heap the key is a resource's fair share.
 #[derive(PartialEq)]
-struct Share(f64, u32, u64);
+struct Least<T>(f64, u32, T);
 
-impl Eq for Share {}
+/// A resource's fair share in the filling heap, with the resource's version.
+type Share = Least<u64>;
 
-impl PartialOrd for Share {
+/// A time (or virtual-clock target) for an id, valid while the id's stamp equals the entry's.
+type Due = Least<u32>;
+
+impl<T: PartialEq> Eq for Least<T> {}
+
+impl<T: PartialEq> PartialOrd for Least<T> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Share {
+impl<T: PartialEq> Ord for Least<T> {
     fn cmp(&self, other: &Self) -> Ordering {
         other
             .0
@@ -772,6 +780,50 @@ impl<'a> Starts<'a> {
     }
 }
 
+/// Max-min fair rates by progressive filling: repeatedly the resource with the smallest fair
+/// share (remaining capacity over unfixed flows) fixes the rate of its unfixed flows.
+/// `on_resource[r]` lists the flows crossing resource `r` (indices into `rate`) and `path(i)`
+/// gives flow `i`'s resources; the rate of every listed flow is set.
+fn progressive_filling<'p>(
+    capacities: &[f64],
+    on_resource: &[Vec<u32>],
+    path: impl Fn(usize) -> &'p [u32],
+    rate: &mut [f64],
+) {
+    let mut left = capacities.to_vec();
+    let mut count: Vec<u32> = on_resource.iter().map(|v| v.len() as u32).collect();
+    let mut version = vec![0u64; capacities.len()];
+    let mut fixed = vec![false; rate.len()];
+    let mut heap = BinaryHeap::new();
+    for (r, &c) in count.iter().enumerate() {
+        if c > 0 {
+            heap.push(Least(left[r] / c as f64, r as u32, 0));
+        }
+    }
+    while let Some(Least(share, r, v)) = heap.pop() {
+        let r = r as usize;
+        if v != version[r] || count[r] == 0 {
+            continue;
+        }
+        for &i in &on_resource[r] {
+            let i = i as usize;
+            if std::mem::replace(&mut fixed[i], true) {
+                continue;
+            }
+            rate[i] = share;
+            for &q in path(i) {
+                let q = q as usize;
+                left[q] = (left[q] - share).max(0.0);
+                count[q] -= 1;
+                version[q] += 1;
+                if count[q] > 0 && q != r {
+                    heap.push(Least(left[q] / count[q] as f64, q as u32, version[q]));
+                }
+            }
+        }
+    }
+}
+
 /// The fluid model as first written, kept as [`Engine::Reference`]: at every
 /// event, the max-min rates of all active flows by progressive filling from scratch, and the
 /// remaining bytes of every active flow advanced. Simple enough to trust, and quadratic in the
@@ -848,45 +900,16 @@ impl<'a> Reference<'a> {
         changed
     }
 
-    /// Max-min fair rates of the active flows by progressive filling: repeatedly the resource
-    /// with the smallest fair share (remaining capacity over unfrozen flows) fixes the rate of
-    /// its unfrozen flows.
+    /// Max-min fair rates of the active flows, from scratch.
     fn fill_rates(&mut self) {
         self.rate_updates += 1;
-        let caps = &self.problem.capacities;
-        let mut left = caps.clone();
-        let mut count: Vec<u32> = self.on_resource.iter().map(|v| v.len() as u32).collect();
-        let mut version = vec![0u64; caps.len()];
-        let mut frozen = vec![false; self.problem.flows.len()];
-        let mut heap = BinaryHeap::new();
-        for (r, &c) in count.iter().enumerate() {
-            if c > 0 {
-                heap.push(Share(left[r] / c as f64, r as u32, 0));
-            }
-        }
-        while let Some(Share(share, r, v)) = heap.pop() {
-            let r = r as usize;
-            if v != version[r] || count[r] == 0 {
-                continue;
-            }
-            for idx in 0..self.on_resource[r].len() {
-                let i = self.on_resource[r][idx] as usize;
-                if frozen[i] {
-                    continue;
-                }
-                frozen[i] = true;
-                self.rate[i] = share;
-                for &q in &self.problem.flows[i].path {
-                    let q = q as usize;
-                    left[q] = (left[q] - share).max(0.0);
-                    count[q] -= 1;
-                    version[q] += 1;
-                    if count[q] > 0 && q != r {
-                        heap.push(Share(left[q] / count[q] as f64, q as u32, version[q]));
-                    }
-                }
-            }
-        }
+        let flows = &self.problem.flows;
+        progressive_filling(
+            &self.problem.capacities,
+            &self.on_resource,
+            |i| &flows[i].path,
+            &mut self.rate,
+        );
     }
 
     fn run(mut self, mut grid: Option<&mut Grid>) -> Prediction {
@@ -1014,28 +1037,6 @@ const NONE: u32 = u32::MAX;
 
 /// The group of a flow admitted since the last update, not yet in any cell.
 const ARRIVING: u32 = u32::MAX - 1;
-
-/// An entry of a lazy heap: a time (or virtual-clock target) for an id, valid while the id's
-/// stamp still equals the entry's; smallest first.
-#[derive(PartialEq)]
-struct Due(f64, u32, u32);
-
-impl Eq for Due {}
-
-impl PartialOrd for Due {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Due {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .0
-            .total_cmp(&self.0)
-            .then_with(|| other.1.cmp(&self.1))
-    }
-}
 
 /// A multiplicative hash for the cells' (resource, group) keys: std's default SipHash is made to
 /// resist adversarial keys, which these are not, and costs several times more per lookup.
@@ -1393,7 +1394,7 @@ impl<'a> Sharing<'a> {
             let target = self.clock_now(g, t) + rem;
             self.target[i as usize] = target;
             self.last_target[gu] = self.last_target[gu].max(target);
-            self.members[gu].push(Due(target, i, self.stamp[i as usize]));
+            self.members[gu].push(Least(target, i, self.stamp[i as usize]));
             self.mark_changed(g);
         }
     }
@@ -1476,17 +1477,17 @@ impl<'a> Sharing<'a> {
         let (group, stamp) = (&self.group, &self.stamp);
         let heap = &mut self.members[gu];
         if heap.len() > 2 * self.count[gu] as usize + 16 {
-            heap.retain(|&Due(_, i, s)| group[i as usize] == g && stamp[i as usize] == s);
+            heap.retain(|&Least(_, i, s)| group[i as usize] == g && stamp[i as usize] == s);
         }
-        while let Some(&Due(_, i, s)) = heap.peek() {
+        while let Some(&Least(_, i, s)) = heap.peek() {
             if group[i as usize] == g && stamp[i as usize] == s {
                 break;
             }
             heap.pop();
         }
-        if let Some(&Due(target, _, _)) = heap.peek() {
+        if let Some(&Least(target, _, _)) = heap.peek() {
             let at = self.clock_at[gu] + (target - self.clock[gu]) / self.level[gu];
-            self.finishes.push(Due(at, g, self.group_stamp[gu]));
+            self.finishes.push(Least(at, g, self.group_stamp[gu]));
         }
     }
 
@@ -1505,7 +1506,7 @@ impl<'a> Sharing<'a> {
 
     /// When the next flow finishes (+inf when none will).
     fn next_finish(&mut self) -> f64 {
-        while let Some(&Due(at, g, s)) = self.finishes.peek() {
+        while let Some(&Least(at, g, s)) = self.finishes.peek() {
             if s == self.group_stamp[g as usize] {
                 return at;
             }
@@ -1518,7 +1519,7 @@ impl<'a> Sharing<'a> {
     /// `out`.
     fn take_finished(&mut self, t: f64, out: &mut Vec<u32>) {
         let horizon = t + EPS * t.max(1e-300);
-        while let Some(&Due(at, g, s)) = self.finishes.peek() {
+        while let Some(&Least(at, g, s)) = self.finishes.peek() {
             if s != self.group_stamp[g as usize] {
                 self.finishes.pop();
                 continue;
@@ -1533,14 +1534,14 @@ impl<'a> Sharing<'a> {
                 // Every member is due (flows of equal sizes finishing together): take them all
                 // without a logarithm each.
                 let members = std::mem::take(&mut self.members[gu]).into_vec();
-                for &Due(_, i, s) in &members {
+                for &Least(_, i, s) in &members {
                     if self.group[i as usize] == g && self.stamp[i as usize] == s {
                         self.finish_flow(i, t, out);
                     }
                 }
                 continue;
             }
-            while let Some(&Due(target, i, s)) = self.members[gu].peek() {
+            while let Some(&Least(target, i, s)) = self.members[gu].peek() {
                 if self.group[i as usize] != g || self.stamp[i as usize] != s {
                     self.members[gu].pop();
                     continue;
@@ -1672,11 +1673,11 @@ impl<'a> Sharing<'a> {
             self.rb_count[q] = self.rb_len[q];
             self.rb_version[q] = 0;
             self.rb_share[q] = f64::NAN;
-            heap.push(Share(caps[q] / self.rb_len[q] as f64, q as u32, 0));
+            heap.push(Least(caps[q] / self.rb_len[q] as f64, q as u32, 0));
         }
         bottleneck.clear();
         bottleneck.resize(flows.len(), NONE);
-        while let Some(Share(share, r, v)) = heap.pop() {
+        while let Some(Least(share, r, v)) = heap.pop() {
             let r = r as usize;
             if v != self.rb_version[r] || self.rb_count[r] == 0 {
                 continue;
@@ -1696,7 +1697,7 @@ impl<'a> Sharing<'a> {
                     self.rb_version[q] += 1;
                     if self.rb_count[q] > 0 && q != r {
                         let key = self.rb_left[q] / self.rb_count[q] as f64;
-                        heap.push(Share(key, q as u32, self.rb_version[q]));
+                        heap.push(Least(key, q as u32, self.rb_version[q]));
                     }
                 }
             }
@@ -1732,45 +1733,19 @@ impl<'a> Sharing<'a> {
     /// Test builds: the rates equal progressive filling's from scratch after every update.
     #[cfg(test)]
     fn verify(&self, t: f64) {
-        let caps = &self.problem.capacities;
-        let mut left = caps.clone();
-        let mut on_resource: Vec<Vec<u32>> = vec![Vec::new(); caps.len()];
+        let mut on_resource: Vec<Vec<u32>> = vec![Vec::new(); self.problem.capacities.len()];
         for (x, &i) in self.active.iter().enumerate() {
             for &q in self.path(i) {
                 on_resource[q as usize].push(x as u32);
             }
         }
-        let mut count: Vec<u32> = on_resource.iter().map(|v| v.len() as u32).collect();
-        let mut version = vec![0u64; caps.len()];
         let mut rate = vec![f64::NAN; self.active.len()];
-        let mut heap = BinaryHeap::new();
-        for (r, &c) in count.iter().enumerate() {
-            if c > 0 {
-                heap.push(Share(left[r] / c as f64, r as u32, 0));
-            }
-        }
-        while let Some(Share(share, r, v)) = heap.pop() {
-            let r = r as usize;
-            if v != version[r] || count[r] == 0 {
-                continue;
-            }
-            for &x in &on_resource[r] {
-                let x = x as usize;
-                if !rate[x].is_nan() {
-                    continue;
-                }
-                rate[x] = share;
-                for &q in self.path(self.active[x]) {
-                    let q = q as usize;
-                    left[q] = (left[q] - share).max(0.0);
-                    count[q] -= 1;
-                    version[q] += 1;
-                    if count[q] > 0 && q != r {
-                        heap.push(Share(left[q] / count[q] as f64, q as u32, version[q]));
-                    }
-                }
-            }
-        }
+        progressive_filling(
+            &self.problem.capacities,
+            &on_resource,
+            |x| self.path(self.active[x]),
+            &mut rate,
+        );
         for (x, &i) in self.active.iter().enumerate() {
             let g = self.group[i as usize];
             let got = self.rate_of(g);
@@ -1895,7 +1870,7 @@ impl<'a> Sharing<'a> {
         }
         self.queued_in[qu] = self.pass;
         self.queued_key[qu] = key;
-        self.queue.push(Share(key, q, self.pass as u64));
+        self.queue.push(Least(key, q, self.pass as u64));
     }
 
     /// Resource `r`'s row changed: capped demands on it rose by `rise` in all, and `unbound` of
@@ -2055,7 +2030,7 @@ impl<'a> Sharing<'a> {
 
     /// The smallest valid key in the queue (+inf when empty), stale entries dropped.
     fn next_key(&mut self) -> f64 {
-        while let Some(&Share(key, q, p)) = self.queue.peek() {
+        while let Some(&Least(key, q, p)) = self.queue.peek() {
             let qu = q as usize;
             if p == self.pass as u64
                 && self.queued_in[qu] == self.pass
@@ -2095,7 +2070,7 @@ impl<'a> Sharing<'a> {
                 if !key.is_finite() {
                     break;
                 }
-                let Some(Share(_, q, _)) = self.queue.pop() else {
+                let Some(Least(_, q, _)) = self.queue.pop() else {
                     break;
                 };
                 let qu = q as usize;
@@ -2232,7 +2207,7 @@ impl<'a> Incremental<'a> {
             if at <= t * (1.0 + EPS) {
                 self.due_now.push(i);
             } else {
-                self.waiting.push(Due(at, i, 0));
+                self.waiting.push(Least(at, i, 0));
             }
         }
         begun.clear();
@@ -2250,7 +2225,7 @@ impl<'a> Incremental<'a> {
         loop {
             let i = if let Some(i) = self.due_now.pop() {
                 i
-            } else if let Some(&Due(at, i, _)) = self.waiting.peek() {
+            } else if let Some(&Least(at, i, _)) = self.waiting.peek() {
                 if at > t * (1.0 + EPS) {
                     break;
                 }

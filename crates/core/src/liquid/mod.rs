@@ -394,7 +394,8 @@ struct Search<'a> {
     /// Copies of a path are interchangeable: merged when scheduling (not when counting teams,
     /// which counts every set of transfers).
     interchangeable: bool,
-    /// Scratch of the tight-resource test (when `opts.bounds` and scheduling).
+    /// Scratch of the tight-resource test (when `opts.bounds`, scheduling, and the traffic is
+    /// small enough for it: see `TIGHT_TEST_TRANSFERS`).
     conflicts: Option<Conflicts>,
     /// Symmetric search: every frame placed comes with its images under the group.
     group: Option<&'a Group>,
@@ -442,7 +443,8 @@ impl<'a> Search<'a> {
             salt: 0,
             restarts: 0,
             interchangeable: mode == Mode::Schedule && traffic.has_copies,
-            conflicts: (opts.bounds && mode == Mode::Schedule).then(|| Conflicts::new(traffic)),
+            conflicts: (opts.bounds && mode == Mode::Schedule && n <= TIGHT_TEST_TRANSFERS)
+                .then(|| Conflicts::new(traffic)),
             group: None,
         }
     }
@@ -516,8 +518,7 @@ impl<'a> Search<'a> {
         {
             return Outcome::Exhausted;
         }
-        let small = self.traffic.len() <= TIGHT_TEST_TRANSFERS;
-        if let Some(scratch) = self.conflicts.as_mut().filter(|_| small) {
+        if let Some(scratch) = self.conflicts.as_mut() {
             if bounds::tight_resource_blocked(self.traffic, &self.rem, &self.load, k, scratch) {
                 return Outcome::Exhausted;
             }
@@ -1194,7 +1195,7 @@ fn search_schedule(
     let mut search_deadline = deadlines.search;
     if bound == lambda && !opts.symmetry.is_empty() {
         if let Some(group) = Group::of_traffic(traffic, &opts.symmetry) {
-            if lambda as usize % group.order() == 0 {
+            if (lambda as usize).is_multiple_of(group.order()) {
                 let found = symmetric_schedule(traffic, &group, opts, search_deadline)?;
                 result.nodes = found.nodes;
                 result.memory_bytes = found.memory_bytes;
