@@ -5,10 +5,14 @@ Ranks are the traffic's hosts in network order, one process each, started by a l
 Slurm's ``srun``, or another mpiexec-compatible one given by path. Modes:
 
 * ``frames``: frame by frame, a barrier between frames;
-* ``barrier-free``: a piece starts once the pieces before it on each of its resources have been
-  received, told by point-to-point notifications;
+* ``dependency-driven`` (formerly ``barrier-free``, still accepted): a piece starts once the
+  pieces before it on each of its resources have been received, told by point-to-point
+  notifications;
+* ``paced``: every transfer sent from the start in chunks at the rate that ends it at Λ
+  (:mod:`.paced`), no barrier: the continuous form of a liquid schedule, for any sizes;
 * ``all-at-once``: every send and receive posted together;
-* ``alltoallv``: ``MPI_Alltoallv`` itself, as the library orders it;
+* ``alltoallv``, ``alltoallv-scattered-N``: ``MPI_Alltoallv`` itself, as the library orders it
+  or with MPICH's scattered algorithm posting N messages at a time;
 * ``shuffle``: paper 002's synchronous shuffle exchange (Alg. 2): every receive posted, each
   piece sent non-blocking in schedule order while fewer than W of the steps before it are not
   yet wholly received (the schedule's window, ``info.parameters["window"]``), no barrier; a
@@ -23,6 +27,12 @@ Slurm's ``srun``, or another mpiexec-compatible one given by path. Modes:
 The shuffle and pairwise modes are usually given their own schedules (``mode_schedules``: the
 ``shuffle`` and ``pairwise`` schedulers' for the same traffic); the others run the schedule
 given, or ignore it (the MPI library's modes).
+
+How a rank waits (``progress``, :mod:`.progress`): ``spin`` as MPI does, or ``sleep``, testing
+its requests and sleeping in between, so that many ranks on few cores leave the processor to
+the kernel that moves their bytes. The frames mode can post every receive before its first
+frame (``prepost``). Every run can record a timeline (``timeline``): per rank, when each piece
+was posted and seen complete and each synchronisation entered and left (:mod:`.timeline`).
 
 Every run can check every received byte. Inside an emulated network
 (:mod:`liquidsched.emulate`), each rank runs in its host's namespace and MPICH is told to use TCP
@@ -70,10 +80,12 @@ from ..schedule import Piece, Schedule
 from ..traffic import Traffic
 from .memory import InsufficientMemoryError, MemoryEstimate, check_memory, memory_estimate
 from .plan import (ALLTOALL_ALGORITHMS, DEFAULT_MODES, MODES, ExchangePlan, alltoall_mode_env, exchange_plan, is_mode,
-                   mode_names)
+                   library_mode_env, mode_names)
+from .progress import PROGRESS
 
 #: The simulator's prediction beside each execution mode: (model, policy).
 PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("circuit", "all-at-once"),
+                      "dependency-driven": ("circuit", "all-at-once"),
                       "all-at-once": ("fluid", "all-at-once"), "alltoallv": ("fluid", "all-at-once"),
                       "shuffle": ("fluid", "window"), "pairwise": ("fluid", "steps")}
 
@@ -90,7 +102,8 @@ def predict_mode(schedule: Schedule, mode: str):
     from ..simulate import simulate
 
     crossing = network_schedule(schedule)
-    if crossing is None:
+    if crossing is None or mode == "paced":
+        # No model of the simulators paces flows yet: no prediction rather than another mode's.
         return None
     model, policy = prediction_of_mode(mode)
     window = None
@@ -140,6 +153,8 @@ class ModeResult:
 
     #: the algorithm of the schedule the mode executed (``MPI`` for the library's own modes)
     algorithm: str = ""
+    #: per timed run, per rank, the events of its timeline (when recorded)
+    timelines: list | None = None
 
     @property
     def median_s(self) -> float:
@@ -462,7 +477,8 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
                  timeout_s: float = DEFAULT_TIMEOUT_S, mpiexec_args: Sequence[str] = (),
                  on_modelled_network: bool = False, plan: ExchangePlan | None = None,
                  mode_schedules: Mapping[str, Schedule] | None = None,
-                 launcher: Launcher | str | None = None) -> ExchangeResult:
+                 launcher: Launcher | str | None = None, progress: str = "sleep", prepost: bool = True,
+                 timeline: bool = False, time_scale: float = 1.0) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
     Parameters
@@ -493,6 +509,15 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         shuffle scheduler's for ``shuffle``, say.
     launcher
         What starts the ranks (:func:`resolve_launcher`; default the mpich wheel's mpiexec).
+    progress
+        How liquidsched's modes wait (:data:`~liquidsched.execute.progress.PROGRESS`).
+    prepost
+        The frames mode posts every receive before its first frame.
+    timeline
+        Record every timed run's timeline (:attr:`ModeResult.timelines`).
+    time_scale
+        The emulated network runs this many times slower than the modelled one: times are
+        divided by it, and the paced mode paces at Λ times it.
 
     Raises
     ------
@@ -514,6 +539,10 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         raise InputError("an emulated run is on the emulated network, not declared to be on the modelled one")
     if not timeout_s > 0:
         raise InputError(f"the timeout must be a positive number of seconds, got {timeout_s}")
+    if progress not in PROGRESS:
+        raise InputError(f"unknown progress {progress!r} (expected one of {', '.join(PROGRESS)})")
+    if not (time_scale >= 1 and time_scale < float("inf")):
+        raise InputError(f"the time scale must be a finite number >= 1, got {time_scale}")
     launcher = launcher if isinstance(launcher, Launcher) else resolve_launcher(launcher)
     if launcher.kind == "srun" and namespaces is not None:
         raise InputError(SRUN_NAMESPACES)
@@ -529,6 +558,12 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
                          "to every other); this traffic is not one: use alltoallv")
     network = network_kind(namespaces, on_modelled_network, mpiexec_args, launcher)
     check_memory_on(network, plan)
+    lambdas: dict[str, float] = {}
+    if "paced" in schedules:
+        paced_lambda = crossing_lambda_s(schedules["paced"])
+        if paced_lambda is None:
+            raise InputError("the paced mode needs transfers that cross the network")
+        lambdas["paced"] = paced_lambda * time_scale
     deadline = time.monotonic() + timeout_s
     measured: dict[str, Any] = {}
     raw: dict[str, Any] | None = None
@@ -537,10 +572,13 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         files = _schedule_files(schedules, Path(tmp))
         ranks = None if namespaces is None else [namespaces[h] for h in plan.hosts]
         for k, (env, group) in enumerate(_launches(modes)):
-            runs = [{"mode": m, "schedule": files[m], "window": _window_of(m, schedules[m])} for m in group]
+            runs = [{"mode": m, "schedule": files[m], "window": _window_of(m, schedules[m]), "progress": progress,
+                     "prepost": prepost, "lambda_s": lambdas.get(m)} for m in group]
             job_path, out_path = Path(tmp) / f"job{k}.json", Path(tmp) / f"out{k}.json"
             job_path.write_text(json.dumps({"runs": runs, "repeats": repeats, "warmup": warmup, "verify": verify,
-                                            "seed": seed, "output": str(out_path)}), encoding="utf-8")
+                                            "seed": seed, "output": str(out_path), "timeline": timeline,
+                                            "shared_clock": network in HERE_NETWORKS}),
+                                encoding="utf-8")
             cmd = launch_command(plan.size, str(job_path), ranks, launcher, extra_args=mpiexec_args, env=env)
             try:
                 done = run_launched(cmd, max(deadline - time.monotonic(), 0.0))
@@ -549,7 +587,7 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
                 failure = f"did not finish within {timeout_s:g} s"
             raw = json.loads(out_path.read_text(encoding="utf-8")) if out_path.exists() else None
             if raw is not None:
-                measured.update(raw["modes"])
+                measured.update({m: scaled_back(r, time_scale) for m, r in raw["modes"].items()})
             if failure is None and (raw is None or raw.get("running")):
                 failure = "ended without writing its results"
             if failure is not None:
@@ -560,6 +598,32 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
                 raise ExchangeFailedError(f"the MPI run failed{where}: {failure}{kept}", partial)
     assert raw is not None
     return _result(schedule, plan, raw | {"modes": measured}, network, schedules)
+
+
+def crossing_lambda_s(schedule: Schedule) -> float | None:
+    """Λ of the transfers of ``schedule`` that cross the network, in seconds (None: none does)."""
+    crossing = network_schedule(schedule)
+    if crossing is None:
+        return None
+    return float(Fraction(compute_bound(schedule.network, crossing.traffic).duration_s))
+
+
+def scaled_back(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
+    """A mode's measurements on a network ``time_scale`` times slower, as times of the modelled
+    network: every time divided by the scale (timelines included).
+
+    Examples
+    --------
+    >>> scaled_back({"times_s": [4.0], "verified": True, "timelines": [[[("send", 0, 0, 1.0, 2.0)]]]}, 2.0)
+    {'times_s': [2.0], 'verified': True, 'timelines': [[[('send', 0, 0, 0.5, 1.0)]]]}
+    """
+    if time_scale == 1:
+        return raw
+    out = dict(raw, times_s=[t / time_scale for t in raw["times_s"]])
+    if raw.get("timelines") is not None:
+        out["timelines"] = [[[(e[0], e[1], e[2], e[3] / time_scale, e[4] / time_scale) for e in rank]
+                             for rank in run] for run in raw["timelines"]]
+    return out
 
 
 def _schedule_files(schedules: Mapping[str, Schedule], tmp: Path) -> dict[str, str]:
@@ -584,7 +648,7 @@ def _launches(modes: Sequence[str]) -> list[tuple[dict[str, str], list[str]]]:
     reads its control variables when it starts)."""
     groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for m in modes:
-        groups.setdefault(tuple(sorted((alltoall_mode_env(m) or {}).items())), []).append(m)
+        groups.setdefault(tuple(sorted((library_mode_env(m) or {}).items())), []).append(m)
     return [(dict(env), group) for env, group in groups.items()]
 
 
@@ -685,12 +749,12 @@ def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str,
     schedules = schedules or {}
 
     def algorithm(mode: str) -> str:
-        if alltoall_mode_env(mode) is not None or mode == "alltoallv":
+        if library_mode_env(mode) is not None:
             return "MPI"
         return schedules.get(mode, schedule).info.algorithm
 
-    modes = [ModeResult(mode, r["times_s"], r["verified"], network_bytes, bound, comparable, algorithm(mode))
-             for mode, r in raw["modes"].items()]
+    modes = [ModeResult(mode, r["times_s"], r["verified"], network_bytes, bound, comparable, algorithm(mode),
+                        r.get("timelines")) for mode, r in raw["modes"].items()]
     selfs = [t for t in traffic if t.src == t.dst]
     estimate = memory_estimate(plan)
     info = {"liquid_throughput_Bps": bound, "network_bytes": network_bytes,
@@ -705,6 +769,6 @@ def _result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str,
 __all__ = ["ALLTOALL_ALGORITHMS", "COMPARABLE_NETWORKS", "DEFAULT_MODES", "MODES", "NAMESPACE_ENV", "NETWORKS",
            "PREDICTION_OF_MODE", "DEFAULT_TIMEOUT_S", "HERE_NETWORKS", "LAUNCHERS", "ExchangeFailedError",
            "ExchangeResult", "InsufficientMemoryError", "Launcher", "MemoryEstimate", "ModeResult",
-           "alltoall_mode_env", "calibrate", "check_memory", "check_memory_on", "exchange_plan", "failure_line",
+           "alltoall_mode_env", "calibrate", "crossing_lambda_s", "library_mode_env", "scaled_back", "check_memory", "check_memory_on", "exchange_plan", "failure_line",
            "find_mpiexec", "launch_job", "is_mode", "launch_command", "memory_estimate", "mode_names", "network_kind",
            "network_schedule", "predict_mode", "prediction_of_mode", "resolve_launcher", "run_exchange", "run_launched"]

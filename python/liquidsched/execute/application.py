@@ -300,11 +300,15 @@ def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[st
         ds, dr = starts[m.transfer]
         messages.append(dataclasses.replace(m, send_offset=m.send_offset + ds, recv_offset=m.recv_offset + dr))
     exchange.plan = dataclasses.replace(plan, messages=messages, regions=regions)
+    from . import crossing_lambda_s
     from .worker import RankExchange
 
     # Made once: it duplicates the communicator for its notifications (a collective call).
     empty = np.zeros(0, np.uint8)
-    exchange.runner = RankExchange(exchange.sub, exchange.plan, 0, exchange.window, buffers=(empty, empty))
+    lambda_s = crossing_lambda_s(exchange.schedule) if exchange.mode == "paced" and exchange.schedule else None
+    exchange.runner = RankExchange(exchange.sub, exchange.plan, 0, exchange.window, buffers=(empty, empty),
+                                   progress="sleep", prepost=True, lambda_s=lambda_s)
+    exchange.runner.prepare(exchange.mode)
 
 
 def _comm_null() -> Any:

@@ -20,9 +20,12 @@ from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic
 
-#: How an exchange is executed, by liquidsched's ranks (the MPI library's own alltoall
-#: algorithms are :func:`alltoall_mode_env`'s).
-MODES = ("frames", "barrier-free", "all-at-once", "alltoallv", "shuffle", "pairwise")
+#: How an exchange is executed, by liquidsched's ranks (the MPI library's own alltoall and
+#: alltoallv algorithms are :func:`library_mode_env`'s). ``barrier-free`` is the former name of
+#: ``dependency-driven``.
+MODES = ("frames", "dependency-driven", "barrier-free", "paced", "all-at-once", "alltoallv", "shuffle", "pairwise")
+#: The modes that run the MPI library's own collective, not a schedule.
+LIBRARY_MODES = ("alltoallv",)
 #: The modes that run a schedule of steps of their own: paper 002's shuffle and pairwise
 #: exchanges, each of its scheduler's schedule.
 STEPPED_MODES = ("shuffle", "pairwise")
@@ -62,14 +65,49 @@ def alltoall_mode_env(mode: str) -> dict[str, str] | None:
     return env
 
 
+def alltoallv_mode_env(mode: str) -> dict[str, str] | None:
+    """The MPICH control variables that make ``MPI_Alltoallv`` run ``mode``'s algorithm:
+    ``alltoallv`` (MPICH's choice) or ``alltoallv-scattered-N`` (N sends and receives posted at a
+    time, 0: all); None when ``mode`` is not one of them.
+
+    Examples
+    --------
+    >>> alltoallv_mode_env("alltoallv-scattered-8")["MPIR_CVAR_ALLTOALLV_INTRA_ALGORITHM"]
+    'scattered'
+    >>> alltoallv_mode_env("alltoallv"), alltoallv_mode_env("alltoallv-scattered")
+    ({}, None)
+    """
+    if mode == "alltoallv":
+        return {}
+    head, _, tail = mode.rpartition("-")
+    if head != "alltoallv-scattered" or not tail.isdigit():
+        return None
+    return {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_ALLTOALLV_INTRA_ALGORITHM": "scattered",
+            "MPIR_CVAR_ALLTOALL_THROTTLE": tail}
+
+
+def library_mode_env(mode: str) -> dict[str, str] | None:
+    """The MPICH control variables of a mode that runs the MPI library's own collective
+    (:func:`alltoall_mode_env`, :func:`alltoallv_mode_env`); None for liquidsched's modes.
+
+    Examples
+    --------
+    >>> library_mode_env("alltoall-brucks")["MPIR_CVAR_ALLTOALL_INTRA_ALGORITHM"], library_mode_env("paced")
+    ('brucks', None)
+    """
+    env = alltoall_mode_env(mode)
+    return env if env is not None else alltoallv_mode_env(mode)
+
+
 def is_mode(mode: str) -> bool:
-    """Whether ``mode`` is an execution mode: one of :data:`MODES` or an ``MPI_Alltoall`` one."""
-    return mode in MODES or alltoall_mode_env(mode) is not None
+    """Whether ``mode`` is an execution mode: one of :data:`MODES` or the library's own."""
+    return mode in MODES or library_mode_env(mode) is not None
 
 
 def mode_names() -> str:
     """The modes, for messages."""
-    return ", ".join(MODES) + ", alltoall, alltoall-brucks, alltoall-pairwise, alltoall-scattered-N"
+    return (", ".join(MODES) + ", alltoallv-scattered-N, alltoall, alltoall-brucks, alltoall-pairwise, "
+            "alltoall-scattered-N")
 
 
 @dataclass(frozen=True)

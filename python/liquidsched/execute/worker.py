@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import os
 import resource
 import sys
 import time
@@ -23,28 +22,36 @@ from mpi4py import MPI
 
 from ..io.output import write_output
 from ..schedule import Schedule
-from .plan import ExchangePlan, Message, alltoall_mode_env, exchange_plan, pattern
+from .paced import Chunk, paced_chunks
+from .plan import ExchangePlan, Message, alltoall_mode_env, alltoallv_mode_env, exchange_plan, pattern
+from .progress import LONGEST_NAP_S, Progress, Timeline
 
 
-def wait_any(requests: list[MPI.Request]) -> int:
-    """The index of a request of ``requests`` that has completed, giving the processor up
-    between polls: with more ranks than cores, a rank that waits lets the ranks that have work
-    run, instead of spinning through its time slice."""
-    while True:
-        k, done = MPI.Request.Testany(requests)
-        if done:
-            return k
-        os.sched_yield()
+class Pending:
+    """Requests under way and what each is: (kind, transfer, frame, posted at)."""
+
+    def __init__(self) -> None:
+        self.requests: list[MPI.Request] = []
+        self.labels: list[tuple[str, int, int, float]] = []
+
+    def add(self, request: MPI.Request | None, kind: str, transfer: int, frame: int, posted: float) -> None:
+        if request is not None:
+            self.requests.append(request)
+            self.labels.append((kind, transfer, frame, posted))
 
 
 class RankExchange:
     """One rank's buffers and messages, and the ways of exchanging them."""
 
     def __init__(self, comm: MPI.Comm, plan: ExchangePlan, seed: int, window: int | None = None,
-                 buffers: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+                 buffers: tuple[np.ndarray, np.ndarray] | None = None, progress: str = "spin",
+                 prepost: bool = False, lambda_s: float | None = None) -> None:
         """``buffers``: an application's send and receive buffers (bytes, where the plan's
         offsets point); without them, buffers of the plan's layout filled with each transfer's
-        pattern, to be checked after each run."""
+        pattern, to be checked after each run. ``progress``: how the rank waits
+        (:data:`~liquidsched.execute.progress.PROGRESS`); ``prepost``: the frames mode posts
+        every receive before the first frame; ``lambda_s``: Λ of the crossing transfers on the
+        network the ranks run on, for the paced mode."""
         self.comm = comm
         self.notes = comm.Dup()
         self.plan = plan
@@ -70,6 +77,12 @@ class RankExchange:
         self.counts = plan.counts(me)
         #: the shuffle mode's window, in steps (None: none)
         self.window = window
+        self.progress = Progress(progress, MPI.Wtime)
+        self.prepost = prepost
+        self.lambda_s = lambda_s
+        self.chunks: list[Chunk] | None = None
+        #: the run's events, when recorded (:meth:`record`)
+        self.timeline: Timeline | None = None
         self.block: np.ndarray | None = None
         #: bytes of each rank's block to every other, for MPI_Alltoall (:meth:`prepare_alltoall`)
         self.block_bytes = 0
@@ -102,18 +115,65 @@ class RankExchange:
             return None
         return self.comm.Isend([data, MPI.BYTE], m.dst, m.tag)
 
+    def record(self, origin: float | None) -> None:
+        """Record the next run's events from ``origin`` (its start on this rank's clock), or
+        stop recording (None)."""
+        self.timeline = None if origin is None else Timeline(origin)
+
+    def posted_recv(self, pending: Pending, m: Message) -> None:
+        pending.add(self.post_recv(m), "recv", m.transfer, m.frame, MPI.Wtime())
+
+    def started_send(self, pending: Pending, m: Message) -> None:
+        pending.add(self.start_send(m), "send", m.transfer, m.frame, MPI.Wtime())
+
+    def finish(self, pending: Pending) -> None:
+        """Complete every request of ``pending``, recording each as it completes."""
+        timeline = self.timeline
+        if timeline is None:
+            self.progress.wait(MPI, pending.requests)
+        else:
+            labels = pending.labels
+            self.progress.wait(MPI, pending.requests,
+                               lambda k, now: timeline.add(labels[k][0], labels[k][1], labels[k][2], labels[k][3], now))
+        pending.requests.clear()
+        pending.labels.clear()
+
+    def sync(self, frame: int) -> None:
+        """A barrier after ``frame``, recorded."""
+        entered = MPI.Wtime()
+        self.progress.barrier(self.comm, MPI)
+        if self.timeline is not None:
+            self.timeline.add("sync", -1, frame, entered, MPI.Wtime())
+
     def together(self, sends: list[Message], recvs: list[Message]) -> None:
-        requests = [self.post_recv(m) for m in recvs]
-        requests += [r for r in map(self.start_send, sends) if r is not None]
-        MPI.Request.Waitall(requests)
+        pending = Pending()
+        for m in recvs:
+            self.posted_recv(pending, m)
+        for m in sends:
+            self.started_send(pending, m)
+        self.finish(pending)
 
     # -- the modes ------------------------------------------------------------------------------
 
     def frames(self) -> None:
-        for k, (sends, recvs) in enumerate(self.by_frame):
+        """Frame by frame, a barrier between frames; with ``prepost``, every receive posted
+        before the first frame, so that no sender of a frame waits for its receiver to post."""
+        if not self.prepost:
+            for k, (sends, recvs) in enumerate(self.by_frame):
+                if k:
+                    self.sync(k - 1)
+                self.together(sends, recvs)
+            return
+        posted = [Pending() for _ in self.by_frame]
+        for k, (_, recvs) in enumerate(self.by_frame):
+            for m in recvs:
+                self.posted_recv(posted[k], m)
+        for k, (sends, _) in enumerate(self.by_frame):
             if k:
-                self.comm.Barrier()
-            self.together(sends, recvs)
+                self.sync(k - 1)
+            for m in sends:
+                self.started_send(posted[k], m)
+            self.finish(posted[k])
 
     def all_at_once(self) -> None:
         self.together(self.outgoing, self.incoming)
@@ -122,7 +182,7 @@ class RankExchange:
         sc, sd, rc, rd = self.counts
         self.comm.Alltoallv([self.send, (sc, sd), MPI.BYTE], [self.recv, (rc, rd), MPI.BYTE])
 
-    def barrier_free(self) -> None:
+    def dependency_driven(self) -> None:
         """Each message starts once the messages before it on each of its resources have been
         received; their receivers notify its sender point to point."""
         plan, me = self.plan, self.rank
@@ -134,11 +194,12 @@ class RankExchange:
         note_sources = [msgs[p].dst for m in self.outgoing for p in plan.waits_for[m.id] if msgs[p].dst != me]
         note_bufs = [np.zeros(1, np.int64) for _ in note_sources]
         requests: list[MPI.Request] = []
-        actions: list[tuple[str, object]] = []
+        actions: list[tuple[str, object, float]] = []
+        timeline = self.timeline
 
         def watch(request: MPI.Request, what: str, item: object) -> None:
             requests.append(request)
-            actions.append((what, item))
+            actions.append((what, item, MPI.Wtime()))
 
         def received(p: int) -> None:
             for s in plan.successors[p]:
@@ -146,7 +207,7 @@ class RankExchange:
                     release(s)
                 else:
                     note = np.array([s], np.int64)
-                    watch(self.notes.Isend([note, MPI.INT64_T], msgs[s].src, 0), "sent", note)
+                    watch(self.notes.Isend([note, MPI.INT64_T], msgs[s].src, 0), "noted", note)
 
         def release(s: int) -> None:
             pending[s] -= 1
@@ -168,15 +229,62 @@ class RankExchange:
         for m in [m for m in self.outgoing if pending[m.id] == 0]:
             start(m)
         while requests:
-            k = MPI.Request.Waitany(requests)
-            what, item = actions[k]
-            requests[k], actions[k] = requests[-1], actions[-1]
-            requests.pop()
-            actions.pop()
-            if what == "data":
-                received(item.id)  # type: ignore[attr-defined]
-            elif what == "note":
-                release(int(item[0]))  # type: ignore[index]
+            finished = self.progress.some(MPI, requests)
+            now = MPI.Wtime()
+            done = [actions[k] for k in finished]
+            for k in sorted(finished, reverse=True):
+                requests[k], actions[k] = requests[-1], actions[-1]
+                requests.pop()
+                actions.pop()
+            for what, item, posted in done:
+                if timeline is not None and what in ("data", "sent"):
+                    timeline.add("recv" if what == "data" else "send", item.transfer, item.frame,  # type: ignore[attr-defined]
+                                 posted, now)
+                if what == "data":
+                    received(item.id)  # type: ignore[attr-defined]
+                elif what == "note":
+                    release(int(item[0]))  # type: ignore[index]
+
+    def paced(self) -> None:
+        """Paced all at once (:mod:`.paced`): every receive posted, each chunk handed to MPI at
+        its due time, the rank testing its requests and sleeping in between."""
+        assert self.chunks is not None, "prepare_paced comes first"
+        me, origin = self.rank, MPI.Wtime()
+        for src, dst, nbytes, s_off, r_off in self.plan.regions:
+            if src == me and dst == me:
+                self.recv[r_off:r_off + nbytes] = self.send[s_off:s_off + nbytes]
+        pending = Pending()
+        for c in self.chunks:
+            if c.dst == me:
+                request = self.comm.Irecv([self.recv[c.recv_offset:c.recv_offset + c.nbytes], MPI.BYTE], c.src, c.tag)
+                pending.add(request, "recv", c.transfer, -1, MPI.Wtime())
+        mine = [c for c in self.chunks if c.src == me]
+        timeline, labels = self.timeline, pending.labels
+        left, following = len(pending.requests), 0
+        while following < len(mine) or left:
+            now = MPI.Wtime()
+            while following < len(mine) and mine[following].due_s <= now - origin:
+                c = mine[following]
+                request = self.comm.Isend([self.send[c.send_offset:c.send_offset + c.nbytes], MPI.BYTE], c.dst, c.tag)
+                pending.add(request, "send", c.transfer, -1, now)
+                following += 1
+                left += 1
+            found = MPI.Request.Testsome(pending.requests) if left else None
+            if found:
+                seen = MPI.Wtime()
+                for k in found:
+                    if timeline is not None:
+                        timeline.add(labels[k][0], labels[k][1], labels[k][2], labels[k][3], seen)
+                left -= len(found)
+                continue
+            due = mine[following].due_s - (now - origin) if following < len(mine) else LONGEST_NAP_S
+            self.progress.nap(due)
+
+    def prepare_paced(self) -> None:
+        """The chunks of the paced mode, the same on every rank."""
+        if self.lambda_s is None:
+            raise ValueError("the paced mode needs the run's Λ")
+        self.chunks = paced_chunks(self.plan.regions, self.lambda_s)
 
     def shuffle(self) -> None:
         """Paper 002's Alg. 2: every receive posted, the sends started one after the other in
@@ -201,15 +309,17 @@ class RankExchange:
                 next_send += 1
             if not recvs:
                 break
-            k = wait_any(recvs)
-            m = posted[k]
-            recvs[k], posted[k] = recvs[-1], posted[-1]
-            recvs.pop()
-            posted.pop()
-            pending[m.step] -= 1
-            if pending[m.step] == 0:
-                unfinished.pop(bisect.bisect_left(unfinished, m.step))
-        MPI.Request.Waitall(sends)
+            finished = self.progress.some(MPI, recvs)
+            done = [posted[k] for k in finished]
+            for k in sorted(finished, reverse=True):
+                recvs[k], posted[k] = recvs[-1], posted[-1]
+                recvs.pop()
+                posted.pop()
+            for m in done:
+                pending[m.step] -= 1
+                if pending[m.step] == 0:
+                    unfinished.pop(bisect.bisect_left(unfinished, m.step))
+        self.progress.wait(MPI, sends)
 
     def pairwise(self) -> None:
         """Paper 002's Alg. 3: one step at a time, each rank waiting for its own sends and
@@ -243,12 +353,23 @@ class RankExchange:
             if rc[s]:
                 self.recv[rd[s]:rd[s] + n] = self.block_recv[s * n:(s + 1) * n]
 
+    def prepare(self, mode: str) -> None:
+        """Untimed work before a mode's runs."""
+        if alltoall_mode_env(mode) is not None:
+            self.prepare_alltoall()
+        elif mode == "paced":
+            self.prepare_paced()
+
     def run(self, mode: str) -> None:
         if alltoall_mode_env(mode) is not None:
             self.alltoall()
             return
-        {"frames": self.frames, "all-at-once": self.all_at_once, "alltoallv": self.alltoallv,
-         "barrier-free": self.barrier_free, "shuffle": self.shuffle, "pairwise": self.pairwise}[mode]()
+        if alltoallv_mode_env(mode) is not None:
+            self.alltoallv()
+            return
+        {"frames": self.frames, "all-at-once": self.all_at_once, "barrier-free": self.dependency_driven,
+         "dependency-driven": self.dependency_driven, "paced": self.paced, "shuffle": self.shuffle,
+         "pairwise": self.pairwise}[mode]()
 
     def after_run(self, mode: str) -> None:
         """Untimed work after a run, before its bytes are checked."""
@@ -259,25 +380,37 @@ class RankExchange:
         return bool(np.array_equal(self.recv, self.expected))
 
 
-def timed_runs(ex: RankExchange, mode: str, warmup: int, repeats: int, verify: bool) -> dict:
-    """Warm-up runs, then timed runs: each the slowest rank's time from a common barrier."""
+def timed_runs(ex: RankExchange, mode: str, warmup: int, repeats: int, verify: bool,
+               timeline: bool = False, shared_clock: bool = False) -> dict:
+    """Warm-up runs, then timed runs: each the slowest rank's time from a common barrier. With
+    ``timeline``, every timed run's events of every rank (gathered on rank 0; ``timelines``:
+    per run, per rank, the events of :class:`~liquidsched.execute.progress.Timeline`), from the
+    earliest rank's start when the ranks share a clock (``shared_clock``: they run on one
+    machine), else from each rank's own start."""
     comm = ex.comm
-    times, ok = [], True
-    if alltoall_mode_env(mode) is not None:
-        ex.prepare_alltoall()
+    times, ok, timelines = [], True, []
+    ex.prepare(mode)
     for k in range(warmup + repeats):
         if verify:
             ex.recv[:] = 0
         comm.Barrier()
         t0 = MPI.Wtime()
+        ex.record(0.0 if timeline and k >= warmup else None)
         ex.run(mode)
         elapsed = comm.allreduce(MPI.Wtime() - t0, op=MPI.MAX)
         ex.after_run(mode)
         if k >= warmup:
             times.append(elapsed)
+            if ex.timeline is not None:
+                origin = comm.allreduce(t0, op=MPI.MIN) if shared_clock else t0
+                events = [(kind, i, f, a - origin, b - origin) for kind, i, f, a, b in ex.timeline.events]
+                timelines.append(comm.gather(events, root=0))
         if verify:
             ok = comm.allreduce(ex.verified(), op=MPI.LAND) and ok
-    return {"times_s": times, "verified": ok if verify else None}
+    out = {"times_s": times, "verified": ok if verify else None}
+    if timeline and comm.Get_rank() == 0:
+        out["timelines"] = timelines
+    return out
 
 
 def main() -> None:
@@ -298,8 +431,10 @@ def main() -> None:
         out["hosts"] = plan.hosts
         if comm.Get_rank() == 0:
             write_output(job["output"], json.dumps(out | {"running": mode}, indent=2))
-        ex = RankExchange(comm, plan, job.get("seed", 0), run.get("window"))
-        out["modes"][mode] = timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"])
+        ex = RankExchange(comm, plan, job.get("seed", 0), run.get("window"), progress=run.get("progress", "spin"),
+                          prepost=run.get("prepost", False), lambda_s=run.get("lambda_s"))
+        out["modes"][mode] = timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"],
+                                        job.get("timeline", False), job.get("shared_clock", False))
         del ex
     # Peak resident memory of every rank (kB on Linux), to keep the memory estimate honest.
     rss = comm.gather(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, root=0)
