@@ -9,12 +9,29 @@ about 4 % above its rate over any 10 ms, and a GSO size per cable that the burst
 (:mod:`.shaping`). Capacities are rates of message bytes, as everywhere in liquidsched, and
 ``tbf`` counts frames with their headers, so the shaped rate is the capacity times
 :data:`WIRE_BYTES_PER_PAYLOAD`: a full-size TCP segment carries the capacity in payload. A
-link's queue is its switch buffer (``buffer_packets``) in full-size frames where the model
-declares one, so that congestion drops packets where the switch would, else 20 ms of traffic.
-A host's TCP keeps less data queued below it than its link's queue holds
-(``tcp_limit_output_bytes``), as a host's network card pushes back instead of dropping. A
 direction the model lacks (a host that only sends has no downlink) is left unshaped: it only
 carries acknowledgements.
+
+What the emulation models beyond the network is chosen when it is built and recorded with it
+(:func:`plan_emulation`, :class:`Emulation`):
+
+* ``buffers``: the queues of links leaving switches, ``deep`` (a Broadcom Jericho-class
+  deep-buffer switch: 533 bandwidth-delay products per port) or ``shallow`` (a Broadcom Trident
+  II-class commodity switch: 0.75 of one), each link getting that multiple of its own rate times
+  the emulated network's round trip, never less than its ``tbf`` burst; a link's own switch
+  buffer (``buffer_packets``) wins over the regime, and ``queue_bytes`` or ``queue_packets`` set
+  every link's queue directly. Links leaving hosts keep 20 ms of traffic, a host's queue. The
+  derivation and its numbers are in :mod:`.shaping`.
+* ``time_scale`` N ≥ 1: every link runs at its capacity / N and its latency is N times longer,
+  so that the machine's processors are never the limit; **times measured on the emulation,
+  divided by N, are the modelled network's times**. ``plan.time_scale``,
+  ``plan.namespace.time_scale`` (:class:`Namespaces`, :func:`time_scale_of`) and
+  :attr:`Emulation.time_scale` carry it, and the state file records it for ``--prefix`` users.
+* ``tcp``: the hosts' TCP, ``tuned`` as a tuned cluster sets it (no slow start after idle,
+  socket buffers past the bandwidth-delay product) or the kernel's ``default``
+  (:func:`~liquidsched.emulate.namespaces.host_sysctls`). Either way a host's TCP keeps less
+  data queued below it than its link's queue holds (``tcp_limit_output_bytes``), as a host's
+  network card pushes back instead of dropping.
 
 Both directions of a shared-duplex cable draw on one rate, and ``tc`` on a veth shapes one
 direction: at one end of the cable, everything leaving and arriving is redirected through one
@@ -32,23 +49,29 @@ state file in ``/run/liquidsched`` records what ``up`` built, for ``status``, ``
 ``down``. Root is required.
 
 The modules: :mod:`.addressing` (namespaces, addresses and cables of a plan), :mod:`.routes`,
-:mod:`.shaping` (``tbf``, queues, shared-duplex shapers, the hosts' queue share),
-:mod:`.namespaces` (creating and removing it all) and :mod:`.measure` (counters, queue drops,
-single flows, concurrent flows, packet arrivals).
+:mod:`.shaping` (``tbf``, queues and buffer regimes, the time scale, shared-duplex shapers, the
+hosts' queue share), :mod:`.namespaces` (creating and removing it all, the hosts' TCP settings)
+and :mod:`.measure` (counters, queue drops, single flows, concurrent flows, packet arrivals,
+TCP's round trip).
 """
 
 from __future__ import annotations
 
-from .addressing import DEFAULT_PREFIX, Cable, EmulationPlan, check_prefix, plan_emulation
+from .addressing import (DEFAULT_PREFIX, TCP_SETTINGS, Cable, EmulationPlan, Namespaces, check_prefix,
+                         check_time_scale, plan_emulation, time_scale_of)
 from .measure import (arrivals, concurrent_flows, fastest_window, link_counters, queue_drops, send_bytes,
-                      single_flow_check, wait_for)
-from .namespaces import STATE_DIR, Emulation, build_commands, down, existing, load_state, up
+                      single_flow_check, tcp_min_rtt, wait_for)
+from .namespaces import (STATE_DIR, Emulation, build_commands, congestion_control, down, existing, host_sysctls,
+                         load_state, up)
 from .routes import host_path
-from .shaping import (QUEUE_S, WIRE_BYTES_PER_PAYLOAD, host_queue_share, qdisc_commands, queue_limit,
-                      shared_duplex_commands, tbf_sizes)
+from .shaping import (BUFFER_REGIMES, MACHINE_RTT_S, QUEUE_S, SWITCH_CLASSES, WIRE_BYTES_PER_PAYLOAD, SwitchClass,
+                      base_round_trip_s, host_queue_bytes, host_queue_share, link_queue_bytes, qdisc_commands,
+                      queue_limit, regime_queue_bytes, shared_duplex_commands, tbf_sizes)
 
-__all__ = ["DEFAULT_PREFIX", "QUEUE_S", "STATE_DIR", "WIRE_BYTES_PER_PAYLOAD", "Cable", "Emulation",
-           "EmulationPlan", "arrivals", "build_commands", "check_prefix", "concurrent_flows", "down", "existing",
-           "fastest_window", "host_path", "host_queue_share", "link_counters", "load_state", "plan_emulation",
-           "qdisc_commands", "queue_drops", "queue_limit", "send_bytes", "shared_duplex_commands", "single_flow_check",
-           "tbf_sizes", "up", "wait_for"]
+__all__ = ["BUFFER_REGIMES", "DEFAULT_PREFIX", "MACHINE_RTT_S", "QUEUE_S", "STATE_DIR", "SWITCH_CLASSES",
+           "TCP_SETTINGS", "WIRE_BYTES_PER_PAYLOAD", "Cable", "Emulation", "EmulationPlan", "Namespaces",
+           "SwitchClass", "arrivals", "base_round_trip_s", "build_commands", "check_prefix", "check_time_scale",
+           "concurrent_flows", "congestion_control", "down", "existing", "fastest_window", "host_path",
+           "host_queue_bytes", "host_queue_share", "host_sysctls", "link_counters", "link_queue_bytes", "load_state",
+           "plan_emulation", "qdisc_commands", "queue_drops", "queue_limit", "regime_queue_bytes", "send_bytes",
+           "shared_duplex_commands", "single_flow_check", "tbf_sizes", "tcp_min_rtt", "time_scale_of", "up", "wait_for"]

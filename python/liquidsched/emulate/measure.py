@@ -1,6 +1,10 @@
 """Measuring an emulated network: link byte counters, one TCP flow's time and rate, flows
-running at once, and the arrival times of a flow's packets at the far end of a link (to check
-that shaping honours its rate over short windows, not only on average)."""
+running at once, the arrival times of a flow's packets at the far end of a link (to check
+that shaping honours its rate over short windows, not only on average), and the smallest round
+trip TCP sees (what :data:`~liquidsched.emulate.shaping.MACHINE_RTT_S` was measured with).
+
+Rates and times here are the emulated network's: with a time scale N, links run at their
+capacity / N, and a time measured here, divided by N, is the modelled network's."""
 
 from __future__ import annotations
 
@@ -193,15 +197,61 @@ def fastest_window(packets: list[tuple[float, int]], window_s: float) -> float:
 
 def single_flow_check(plan: EmulationPlan, src: str, dst: str, seconds: float = 1.0) -> dict[str, float]:
     """One TCP flow from ``src`` to ``dst`` for about ``seconds``: its rate against the narrowest
-    link of its path. Below 90 % the machine, not the emulated links, is the limit."""
+    link of its path as emulated (its capacity over the time scale). Below 90 % the machine,
+    not the emulated links, is the limit.
+
+    Returns
+    -------
+    dict
+        ``src``, ``dst``, ``capacity_Bps`` (the narrowest link's emulated rate), ``rate_Bps``
+        (the flow's, on the emulation's clock), ``ratio`` (of the two), ``time_scale`` and
+        ``modelled_capacity_Bps`` (the narrowest link's capacity in the model)."""
     net = plan.network
     path = host_path(net, src, dst)
     if path is None:
         raise InputError(f"no route from {src} to {dst}")
-    narrowest = min(net.links[net.link_between(u, v)].capacity_Bps for u, v in zip(path, path[1:]))
+    links = [net.link_between(u, v) for u, v in zip(path, path[1:])]
+    narrowest = min(plan.emulated_capacity_Bps(lid) for lid in links)
     elapsed = send_bytes(plan, src, dst, int(narrowest * seconds))
     rate = int(narrowest * seconds) / elapsed
-    return {"src": src, "dst": dst, "capacity_Bps": narrowest, "rate_Bps": rate, "ratio": rate / narrowest}
+    return {"src": src, "dst": dst, "capacity_Bps": narrowest, "rate_Bps": rate, "ratio": rate / narrowest,
+            "time_scale": plan.time_scale, "modelled_capacity_Bps": min(net.links[lid].capacity_Bps for lid in links)}
+
+
+# Sends argv[3] bytes to argv[1]:argv[2], then prints the connection's smallest round trip that TCP
+# measured (tcp_info's tcpi_min_rtt, in µs, at byte 148 of struct tcp_info).
+_MIN_RTT_SOURCE = """
+import socket, struct, sys
+n = int(sys.argv[3]); buf = bytes(1 << 16); c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+left = n
+while left > 0:
+    left -= c.send(buf[:min(left, len(buf))])
+c.shutdown(socket.SHUT_WR); c.recv(1)
+print(struct.unpack_from("I", c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256), 148)[0], flush=True)
+"""
+
+
+def tcp_min_rtt(plan: EmulationPlan, src: str, dst: str, nbytes: int = 200_000) -> float:
+    """Send ``nbytes`` over one TCP connection from host ``src`` to host ``dst``; the smallest
+    round trip TCP measured on it (``tcpi_min_rtt``), in emulated seconds. Over a network's
+    longest route, it is that network's base round trip on this machine (with its modelled
+    latencies, times the time scale)."""
+    sink = subprocess.Popen(["ip", "netns", "exec", plan.namespace[dst], sys.executable, "-c", _SINK,
+                             plan.address[dst], str(_PORT)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert sink.stdout is not None
+        if sink.stdout.readline().strip() != "ready":
+            raise BackendError(f"could not listen on {dst}")
+        done = subprocess.run(["ip", "netns", "exec", plan.namespace[src], sys.executable, "-c", _MIN_RTT_SOURCE,
+                               plan.address[dst], str(_PORT), str(nbytes)], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            what = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise BackendError(f"{src} → {dst}: the sender failed: {what}")
+        return int(done.stdout.strip()) * 1e-6
+    finally:
+        if sink.poll() is None:
+            sink.kill()
+        sink.wait()
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.05) -> bool:
