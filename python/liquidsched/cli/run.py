@@ -28,7 +28,8 @@ from ..schedule import Schedule
 from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
                      print_violations, schedule_from_args)
 from ..execute.plan import STEPPED_MODES
-from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of, report_single_flow
+from .emulation import (EMULATION_DEFAULTS, add_emulation_options, add_launch_options, describe_emulation,
+                        emulated_hosts, emulation_settings, launcher_args, launcher_of, report_single_flow)
 
 #: The options of the schedulers of the stepped modes (:data:`~liquidsched.execute.plan.STEPPED_MODES`),
 #: whose schedules are built for the same traffic when ``--algorithm`` is another.
@@ -133,7 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
              f"({schedule.length} frames)")
     started = utc_now()
-    with emulated_hosts(schedule.network, args.emulate, args.prefix) as namespace:
+    with emulated_hosts(schedule.network, args.emulate, args.prefix, args) as namespace:
         if namespace is not None:
             err.print(f"emulated network up: {len(namespace)} namespaces")
         err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers: "
@@ -214,7 +215,7 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
     check_memory_on(network, exchange_plan(sized(max(sizes))))
     own = (lambda s: stepped_schedules(args, s, args.modes)) if stepped else None
     started = utc_now()
-    with emulated_hosts(schedule.network, args.emulate, args.prefix) as namespace:
+    with emulated_hosts(schedule.network, args.emulate, args.prefix, args) as namespace:
         err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers at {len(sizes)} sizes "
                   f"({format_size(sizes[0])} to {format_size(sizes[-1])}): {', '.join(args.modes)}, "
                   f"{args.warmup} warm-up and {args.repeats} timed runs each")
@@ -392,10 +393,12 @@ def cmd_netem_up(args: argparse.Namespace) -> int:
     from .. import emulate as em
     from ..topologies import resolve_topology
 
-    plan = em.plan_emulation(resolve_topology(args.topology), args.prefix)
+    settings = EMULATION_DEFAULTS | emulation_settings(args)
+    plan = em.plan_emulation(resolve_topology(args.topology), args.prefix, **settings)
     em.up(plan)
     err.print(f"up: {len(plan.namespace)} namespaces {args.prefix}-n*, {len(plan.cables)} cables "
               f"(liquidsched netem down --prefix {args.prefix} removes them)")
+    err.print(describe_emulation(plan), markup=False)
     if not args.no_check:
         report_single_flow(plan)
     return 0
@@ -416,18 +419,23 @@ def cmd_netem_status(args: argparse.Namespace) -> int:
     info: dict[str, Any] = {"prefix": args.prefix, "namespaces": len(names)}
     if names:
         plan = em.load_state(args.prefix)
-        info |= {"network": plan.network.name, "hosts": {h: plan.namespace[h] for h in plan.hosts()},
-                 "links_tx_bytes": em.link_counters(plan)}
+        info |= {"network": plan.network.name, **plan.settings(),
+                 "tcp_congestion_control": em.congestion_control(plan),
+                 "hosts": {h: plan.namespace[h] for h in plan.hosts()},
+                 "links_tx_bytes": em.link_counters(plan),
+                 "links_queue_bytes": {lid: em.link_queue_bytes(plan, lid) for lid in plan.network.links}}
     if args.json:
         print_json(info)
         return 0
     if not names:
         out.print(f"no emulated network with prefix {args.prefix!r}")
         return 0
-    table = Table("link", "namespace", "sent", title=f"{info['network']}: {len(names)} namespaces {args.prefix}-n*")
+    table = Table("link", "namespace", "queue", "sent", title=f"{info['network']}: {len(names)} namespaces "
+                                                               f"{args.prefix}-n*")
     for lid, sent in info["links_tx_bytes"].items():
-        table.add_row(lid, plan.egress(lid)[0], f"{sent:,} B")
+        table.add_row(lid, plan.egress(lid)[0], f"{info['links_queue_bytes'][lid]:,} B", f"{sent:,} B")
     out.print(table)
+    out.print(f"{describe_emulation(plan)}; congestion control {info['tcp_congestion_control']}", markup=False)
     return 0
 
 
@@ -447,6 +455,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="build the schedule's network as an emulated network for this run (root)")
     p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without "
                                     "--emulate, run in the network 'netem up' built with it")
+    add_emulation_options(p)
     add_launch_options(p, DEFAULT_TIMEOUT_S)
     p.add_argument("--on-modelled-network", action="store_true",
                    help="declare that the ranks run on the modelled network (a cluster, with its host file in "
@@ -467,11 +476,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prefix", default=DEFAULT_PREFIX)
     p.add_argument("--no-check", action="store_true",
                    help="skip the check that one TCP flow reaches its link rate (0.5 s)")
+    add_emulation_options(p)
     p.set_defaults(run=cmd_netem_up)
     p = nsub.add_parser("down", help="remove everything an emulated network created")
     p.add_argument("--prefix", default=DEFAULT_PREFIX)
     p.set_defaults(run=cmd_netem_down)
-    p = nsub.add_parser("status", help="the emulated network and its link counters")
+    p = nsub.add_parser("status", help="the emulated network, how it models the network, its queues and link "
+                                       "counters")
     p.add_argument("--prefix", default=DEFAULT_PREFIX)
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_netem_status)
