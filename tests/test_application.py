@@ -28,7 +28,8 @@ def test_every_mode_equals_mpi_alltoallv_on_the_applications_buffers(topology, r
     assert [r["case"] for r in rows] == ([f"alltoall-{m}" for m in MODES] +
                                          [f"alltoallv-{m}" for m in ("frames", "barrier-free", "shuffle", "alltoallv")] +
                                          [f"back-to-back-{m}" for m in ("barrier-free", "frames", "shuffle")] +
-                                         ["bad-on-one-rank"])
+                                         ["selected-without-table-alltoallv", "selected-by-table-paced",
+                                          "bad-on-one-rank"])
     assert all(r["exact"] for r in rows), rows
     by_case = {r["case"]: r for r in rows}
     # equal messages: the liquid search; uneven ones: the weighted scheduler; paper 002's modes: their own

@@ -76,6 +76,37 @@ for mode in ("barrier-free", "frames", "shuffle"):
         print(json.dumps({"case": f"back-to-back-{mode}", "exact": ok}), flush=True)
     ex.free()
 
+# mode="selected": without a table MPI_Alltoallv itself; with one, the mode it measured fastest.
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+from liquidsched import build_topology  # noqa: E402
+from liquidsched.execute.selection import SelectionTable, measured_on  # noqa: E402
+
+os.environ.pop("LIQUIDSCHED_SELECTION", None)
+ex = plan_alltoallv(comm, topology, counts, sdispls=sdispls, rdispls=rdispls, itemsize=4, mode="selected")
+check(f"selected-without-table-{ex.mode}", ex, np.zeros(sum(counts) + size, np.int32), counts, sdispls, rcounts,
+      rdispls, np.int32)
+ex.free()
+path = None
+if me == 0:
+    net = build_topology(topology)
+    about = measured_on(net, net.hosts()[:size], MPI.Get_library_version(), "local")
+    rows = [{"size_bytes": s, "best": "paced", "modes": {"paced": {"median_s": 1.0}, "alltoallv": {"median_s": 2.0}}}
+            for s in (1, 1 << 20)]
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.write(fd, json.dumps(SelectionTable(about, rows).to_dict()).encode())
+    os.close(fd)
+path = comm.bcast(path, root=0)
+ex = plan_alltoallv(comm, topology, counts, sdispls=sdispls, rdispls=rdispls, itemsize=4, mode="selected",
+                    selection=path)
+check(f"selected-by-table-{ex.mode}", ex, np.zeros(sum(counts) + size, np.int32), counts, sdispls, rcounts, rdispls,
+      np.int32)
+ex.free()
+comm.Barrier()
+if me == 0:
+    os.unlink(path)
+
 # A bad argument on one rank only: every rank raises, none waits for ever.
 from liquidsched.errors import InputError  # noqa: E402
 

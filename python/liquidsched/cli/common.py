@@ -41,6 +41,8 @@ COMMANDS = {
     "steady": ("steady", "optimal steady state of a series of scatters, all-to-alls or reduces (paper 003)"),
     "hostfile": ("hostfile", "write the rank-to-machine order of a run as a launcher's host file"),
     "pmpi-config": ("pmpi", "write the fabric file that lets unmodified MPI applications run liquid schedules"),
+    "launch": ("launch", "run your own MPI program, one rank per host, here or in an emulated network"),
+    "tune": ("tune", "measure every mode and the MPI library's algorithms per message size; write a selection table"),
 }
 
 
@@ -219,6 +221,12 @@ def check_outputs(args: argparse.Namespace) -> None:
         check_output(output)
     if plot and output and plot != "-" and str(plot) == str(output):
         raise InputError(f"--output and --plot are both {output}")
+    timeline, timeline_plot = getattr(args, "timeline", None), getattr(args, "timeline_plot", None)
+    if timeline:
+        check_output(timeline)
+    if timeline_plot:
+        plot_format(timeline_plot)
+        check_output(timeline_plot)
 
 
 def print_violations(where: str, violations: list[str]) -> None:

@@ -62,11 +62,12 @@ def predictions(schedule: Schedule, modes: list[str],
     :func:`stepped_schedules`), of the transfers that cross the network; None when none does."""
     predicted: dict[str, float | None] = {}
     # all-at-once, alltoallv and the library's alltoall share one prediction
-    by_model: dict[tuple[int, str, str], float | None] = {}
+    by_model: dict[tuple[int, str, str, bool], float | None] = {}
     for mode in modes:
         own = (mode_schedules or {}).get(mode, schedule)
         model, policy = prediction_of_mode(mode)
-        key = (id(own) if policy != "all-at-once" else 0, model, policy)
+        # The paced mode has no model of its own (predict_mode says None): its own key.
+        key = (id(own) if policy != "all-at-once" else 0, model, policy, mode == "paced")
         try:
             if key not in by_model:
                 prediction = predict_mode(own, mode)
@@ -113,6 +114,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.on_modelled_network and (args.emulate or args.prefix):
         raise InputError("--on-modelled-network declares a network other than an emulated one; "
                          "it cannot be given with --emulate or --prefix")
+    if args.timeline_plot and not args.timeline:
+        raise InputError("--timeline-plot draws the runs --timeline records: give --timeline FILE.json too")
+    if args.timeline and args.sizes:
+        raise InputError("--timeline records a run at one size; it cannot be given with --sizes")
     if args.plot and not args.sizes:
         raise InputError("--plot draws a --sizes sweep; a run at one size has its table and --output")
     if args.sizes and args.size is not None:
@@ -120,8 +125,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     launcher, mpiexec_args = launcher_of(args), launcher_args(args)
     # Where the ranks will run, told before an emulated network is built for them.
     network = network_kind(bool(args.emulate or args.prefix), args.on_modelled_network, mpiexec_args, launcher)
+    if args.selection and args.modes is not None:
+        raise InputError("--selection chooses the mode; --modes cannot be given with it")
+    if args.selection and args.sizes:
+        raise InputError("--selection chooses one mode for the run's size; a --sizes sweep measures them all (tune)")
+    args.modes = args.modes or list(DEFAULT_MODES)
     stepped = any(m in STEPPED_MODES for m in args.modes)
     schedule = schedule_from_args(args, shared=STEPPED_OPTIONS if stepped else ())
+    if args.selection:
+        args.modes = [selected_mode(args.selection, schedule)]
     violations = checked_schedule(schedule, args.force, args.schedule or "the schedule")
     validity = {"schedule_valid": not violations, "violations": violations}
     if args.sizes:
@@ -143,7 +155,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
                                   timeout_s=args.timeout, mpiexec_args=mpiexec_args,
                                   on_modelled_network=args.on_modelled_network, plan=plan,
-                                  mode_schedules=mode_schedules, launcher=launcher)
+                                  mode_schedules=mode_schedules, launcher=launcher, progress=args.progress,
+                                  prepost=not args.no_prepost, timeline=bool(args.timeline),
+                                  time_scale=time_scale_of(args))
         except ExchangeFailedError as e:
             if e.partial is not None:
                 about = metadata(args, schedule, launcher, mpiexec_args, e.partial.mpi_library, started)
@@ -151,7 +165,61 @@ def cmd_run(args: argparse.Namespace) -> int:
                               mode_schedules)
             raise
     about = metadata(args, schedule, launcher, mpiexec_args, result.mpi_library, started)
+    if args.timeline:
+        report_timeline(args, result, schedule, mode_schedules)
     return report_result(args, result, schedule, title, validity | {"metadata": about}, mode_schedules)
+
+
+def selected_mode(path: str, schedule: Schedule) -> str:
+    """The mode the selection table at ``path`` chooses for ``schedule``'s mean message (the
+    bytes that cross the network over the transfers that cross it), refused where the table was
+    measured with other ranks or on another network; says what it chose and why."""
+    from ..execute import exchange_plan, network_schedule
+    from ..execute.selection import SelectionTable, network_fingerprint
+
+    table = SelectionTable.load(path)
+    table.check(exchange_plan(schedule).size, network_fingerprint(schedule.network))
+    crossing = network_schedule(schedule)
+    mean = crossing.traffic.total_bytes / len(crossing.traffic) if crossing is not None else 0
+    choice = table.choose(mean)
+    err.print(f"selected by {path}: {choice.mode} ({choice.reason}; these messages average {mean:,.0f} bytes)",
+              markup=False)
+    return choice.mode
+
+
+def time_scale_of(args: argparse.Namespace) -> float:
+    """The emulated network's time scale (1 without one, or where the emulation options are not
+    given)."""
+    return float(getattr(args, "time_scale", None) or 1.0)
+
+
+def report_timeline(args: argparse.Namespace, result: ExchangeResult, schedule: Schedule,
+                    mode_schedules: dict[str, Schedule] | None) -> None:
+    """Write ``--timeline`` (every timed run's events, each mode's breakdown of its median run),
+    draw ``--timeline-plot`` and print the breakdown."""
+    from ..execute import crossing_lambda_s
+    from ..execute.timeline import PARTS, breakdown_rows, median_run, mode_breakdown, plot_timelines
+
+    lambda_s = crossing_lambda_s(schedule) or 0.0
+    breakdowns, runs, doc = {}, [], {"lambda_s": lambda_s, "parts": list(PARTS), "modes": {}}
+    for m in result.modes:
+        if not m.timelines or not any(any(rank) for run in m.timelines for rank in run):
+            continue  # the library's own modes record nothing
+        own = (mode_schedules or {}).get(m.mode, schedule)
+        breakdowns[m.mode] = mode_breakdown(own, m.mode, m.times_s, m.timelines, lambda_s)
+        runs.append((m.mode, m.timelines[median_run(m.times_s)]))
+        doc["modes"][m.mode] = {"times_s": m.times_s, "breakdown": breakdowns[m.mode],
+                                "events": "per timed run, per rank: [kind, transfer, frame, start_s, end_s]",
+                                "timelines": m.timelines}
+    write_document(doc, args.timeline)
+    if args.timeline_plot and runs:
+        plot_timelines(runs, args.timeline_plot)
+    if not args.json:
+        table = Table("mode", "measured ms", "model ms", "gap ms", *(f"{p} ms" for p in PARTS),
+                      title="where the time goes (median run; the parts add up to the gap)")
+        for row in breakdown_rows(breakdowns):
+            table.add_row(*row)
+        print_unwrapped(table)
 
 
 def metadata(args: argparse.Namespace, schedule: Schedule, launcher: Any, mpiexec_args: list[str],
@@ -351,7 +419,7 @@ def report_result(args: argparse.Namespace, result: ExchangeResult, schedule: Sc
     if args.json:
         print_json(report)
     else:
-        out.print(result_table(result, predicted, title, mbps))
+        print_unwrapped(result_table(result, predicted, title, mbps))
         for line in report_notes(result, extra):
             out.print(line, markup=False)
     return 0 if all(m.verified is not False for m in result.modes) else 1
@@ -444,13 +512,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("run", help=command_help("run"))
     add_schedule_options(p)
-    p.add_argument("--modes", type=_modes, default=list(DEFAULT_MODES), metavar="M1,M2",
+    p.add_argument("--selection", metavar="TABLE.json",
+                   help="run the one mode this selection table (from liquidsched tune) measured fastest at the size "
+                        "nearest these messages' mean; refused when measured with other ranks or on another network")
+    p.add_argument("--modes", type=_modes, default=None, metavar="M1,M2",
                    help=f"execution modes (default {','.join(DEFAULT_MODES)}; all: {mode_names()}); shuffle and "
                         "pairwise run their scheduler's schedule for the same traffic unless --algorithm is it, with "
                         "--permutation, --remap, --packet-bytes and --window")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per mode (default 5)")
     p.add_argument("--warmup", type=int, default=1, help="untimed runs before them (default 1)")
     p.add_argument("--no-verify", action="store_true", help="do not check the received bytes")
+    p.add_argument("--progress", choices=("sleep", "spin"), default="sleep",
+                   help="how liquidsched's modes wait for their messages: sleep (test, sleep up to 0.5 ms, test "
+                        "again: leaves the processor to the kernel; default) or spin (as MPI does)")
+    p.add_argument("--no-prepost", action="store_true",
+                   help="frames mode: post each frame's receives when the frame starts, not all before the first")
+    p.add_argument("--timeline", metavar="FILE.json",
+                   help="record every timed run's timeline (per rank: each piece posted and received, each barrier) "
+                        "and print where the time goes against the model")
+    p.add_argument("--timeline-plot", metavar="FILE.png|pdf|svg",
+                   help="with --timeline: ranks against time for the median run of each mode")
     p.add_argument("--emulate", action="store_true",
                    help="build the schedule's network as an emulated network for this run (root)")
     p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without "

@@ -132,7 +132,8 @@ class PersistentExchange:
 def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int], *,
                    sdispls: Sequence[int] | None = None, recvcounts: Sequence[int] | None = None,
                    rdispls: Sequence[int] | None = None, itemsize: int = 1, hosts: Sequence[str] | None = None,
-                   algorithm: str = "auto", mode: str = "frames", **options: Any) -> PersistentExchange:
+                   algorithm: str = "auto", mode: str = "frames", selection: str | None = None,
+                   **options: Any) -> PersistentExchange:
     """Plan, collectively, the ``MPI_Alltoallv`` every rank of ``comm`` describes by its counts.
 
     Parameters
@@ -153,7 +154,12 @@ def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int]
         shuffle and pairwise, else the liquid search when every message takes the same time,
         the weighted scheduler otherwise.
     mode
-        One of :data:`liquidsched.execute.plan.MODES`.
+        One of :data:`liquidsched.execute.plan.MODES`, or ``selected``: the mode a selection
+        table (``liquidsched tune``) measured fastest at the size nearest these messages' mean,
+        the table named by ``selection`` or the ``LIQUIDSCHED_SELECTION`` variable; without a
+        table, ``MPI_Alltoallv`` itself (nothing measured says a schedule would win).
+    selection
+        The selection table's path, for ``mode="selected"``.
 
     Raises
     ------
@@ -171,6 +177,8 @@ def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int]
     recvcounts, sdispls, rdispls = _agreed(comm, lambda: _layout(sendcounts, recvcounts, sdispls, rdispls, sent_to_me,
                                                                  size))
     traffic = _traffic(matrix, rank_hosts, itemsize)
+    if mode == "selected":
+        mode = _agreed(comm, lambda: _selected_mode(net, matrix, itemsize, selection))
     doc: dict[str, Any] | None = None
     if traffic is not None and me == 0:
         doc = _planned(net, traffic, algorithm, mode, options)
@@ -208,14 +216,29 @@ def _local_setup(topology: str | Network, hosts: Sequence[str] | None, sendcount
     """The network, the host of every rank and this rank's send counts, checked."""
     from ..topologies import resolve_topology
 
-    if mode not in MODES:
-        raise InputError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
+    if mode not in MODES and mode != "selected":
+        raise InputError(f"unknown mode {mode!r} (modes: {', '.join(MODES)}, selected)")
     if itemsize < 1:
         raise InputError(f"itemsize must be at least 1 byte, got {itemsize}")
     net = topology if isinstance(topology, Network) else resolve_topology(topology)
     rank_hosts = list(hosts) if hosts is not None else net.hosts()[:size]
     _check_hosts(net, rank_hosts, size)
     return net, rank_hosts, _counts(sendcounts, size, "sendcounts")
+
+
+def _selected_mode(net: Network, matrix: list[list[int]], itemsize: int, selection: str | None) -> str:
+    """The mode the selection table chooses for the mean message of ``matrix`` (elements of
+    ``itemsize`` bytes between ranks, the diagonal left out); ``alltoallv`` without a table."""
+    from mpi4py import MPI
+
+    from .selection import SelectionTable, network_fingerprint, selection_from_environment
+
+    table = SelectionTable.load(selection) if selection else selection_from_environment()
+    if table is None:
+        return "alltoallv"
+    table.check(len(matrix), network_fingerprint(net), MPI.Get_library_version())
+    messages = [c * itemsize for i, row in enumerate(matrix) for j, c in enumerate(row) if i != j and c]
+    return table.choose(sum(messages) / len(messages) if messages else 0).mode
 
 
 def _layout(sendcounts: list[int], recvcounts: Sequence[int] | None, sdispls: Sequence[int] | None,

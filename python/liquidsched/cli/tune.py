@@ -1,0 +1,133 @@
+"""``liquidsched tune``: measure every way of running an exchange at each message size and write
+the selection table that ``run --selection``, the mpi4py API and the interposition library
+choose from (:mod:`liquidsched.execute.selection`).
+
+The candidates are liquidsched's modes (frames, dependency-driven, paced, all at once, paper
+002's pairwise exchange) and the MPI library's own collectives: ``MPI_Alltoallv`` and, for an
+all-to-all of equal messages, ``MPI_Alltoall`` with MPICH's own choice and each of its
+algorithms forced. Every candidate runs the same number of times at each size, in the same
+launch order, on the same network; the table keeps every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.table import Table
+
+from ..errors import InputError
+from ..io.files import write_document
+from .common import add_schedule_options, algorithm_options, command_help, err, out, schedule_from_args
+from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of
+
+#: liquidsched's modes measured unless told.
+OWN_CANDIDATES = ("frames", "dependency-driven", "paced", "all-at-once", "pairwise")
+#: The library's collectives measured unless told; the ``MPI_Alltoall`` ones only for an
+#: all-to-all of equal messages.
+LIBRARY_CANDIDATES = ("alltoallv",)
+ALLTOALL_CANDIDATES = ("alltoall", "alltoall-brucks", "alltoall-pairwise")
+
+
+def candidates(schedule: Any) -> list[str]:
+    """The modes measured for ``schedule`` unless ``--modes`` says: every mode of liquidsched and
+    the library's collectives that apply to its traffic."""
+    from ..execute.plan import exchange_plan
+
+    equal = exchange_plan(schedule).block_bytes() is not None
+    return [*OWN_CANDIDATES, *LIBRARY_CANDIDATES, *(ALLTOALL_CANDIDATES if equal else ())]
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from ..execute import check_memory_on, exchange_plan, network_kind
+    from ..execute.plan import STEPPED_MODES
+    from ..execute.selection import SelectionTable, measured_on
+    from ..execute.sizes import SizedSchedules, format_size, run_sizes
+    from ..schedulers import plan
+    from .run import STEPPED_OPTIONS, print_unwrapped, sized_validity, stepped_schedules, time_scale_of
+
+    if args.repeats < 1 or args.warmup < 0:
+        raise InputError(f"--repeats must be at least 1 and --warmup at least 0, got {args.repeats}, {args.warmup}")
+    launcher, mpiexec_args = launcher_of(args), launcher_args(args)
+    network = network_kind(bool(args.emulate or args.prefix), args.on_modelled_network, mpiexec_args, launcher)
+    schedule = schedule_from_args(args, shared=STEPPED_OPTIONS)
+    modes = args.modes or candidates(schedule)
+    replan = None
+    if not args.schedule:
+        options = algorithm_options(args, args.algorithm, shared=STEPPED_OPTIONS)
+        replan = lambda traffic: plan(schedule.network, traffic, args.algorithm, **options)  # noqa: E731
+    sized = SizedSchedules(schedule, replan)
+    args.force = False
+    sized_validity(args, sized, args.sizes, {"violations": []})
+    check_memory_on(network, exchange_plan(sized(max(args.sizes))))
+    own = (lambda s: stepped_schedules(args, s, modes)) if any(m in STEPPED_MODES for m in modes) else None
+    with emulated_hosts(schedule.network, args.emulate, args.prefix, args) as namespace:
+        err.print(f"tuning {len(modes)} candidates at {len(args.sizes)} sizes ({format_size(args.sizes[0])} to "
+                  f"{format_size(args.sizes[-1])}), {args.warmup} warm-up and {args.repeats} timed runs each: "
+                  f"{', '.join(modes)}", markup=False)
+        result = run_sizes(sized, args.sizes, modes, own, on_size=lambda done, total: err.print(
+            f"  {done}/{total} sizes measured", markup=False), repeats=args.repeats, warmup=args.warmup,
+            verify=True, namespaces=namespace, timeout_s=args.timeout, mpiexec_args=mpiexec_args,
+            on_modelled_network=args.on_modelled_network, launcher=launcher, time_scale=time_scale_of(args))
+    sweep = result.to_dict()
+    about = measured_on(schedule.network, sweep["hosts"], result.mpi_library, result.network,
+                        getattr(args, "buffers", None), time_scale_of(args), schedule.traffic.name)
+    table = SelectionTable.from_sweep(sweep, about)
+    write_document(table.to_dict(), args.output)
+    if args.plot:
+        from ..plot import plot_message_sizes
+
+        plot_message_sizes({"metadata": {}, **sweep}, args.plot)
+    print_unwrapped(selection_table(table))
+    err.print(f"selection table written to {args.output}", markup=False)
+    return 0
+
+
+def selection_table(table: Any) -> Table:
+    """One row per size: the mode chosen, its median, the best library mode's and the ratio."""
+    from ..execute.plan import library_mode_env
+    from ..execute.sizes import format_size
+    from .run import format_time
+
+    view = Table("size", "chosen", "median", "best library mode", "its median", "library / chosen",
+                 title=f"selection on {table.measured_on['topology']} ({table.measured_on['ranks']} ranks, "
+                       f"{table.measured_on['network']})")
+    for row in table.sizes:
+        modes = row["modes"]
+        library = [m for m in modes if library_mode_env(m) is not None]
+        chosen = modes[row["best"]]["median_s"]
+        if library:
+            best_library = min(library, key=lambda m: modes[m]["median_s"])
+            lib_median = modes[best_library]["median_s"]
+            view.add_row(format_size(row["size_bytes"]), row["best"], format_time(chosen), best_library,
+                         format_time(lib_median), f"{lib_median / chosen:.2f}")
+        else:
+            view.add_row(format_size(row["size_bytes"]), row["best"], format_time(chosen), "—", "—", "—")
+    return view
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    from ..emulate import DEFAULT_PREFIX
+    from ..execute import DEFAULT_TIMEOUT_S
+    from .emulation import add_emulation_options
+    from .run import _modes, _sizes
+
+    p = sub.add_parser("tune", help=command_help("tune"))
+    add_schedule_options(p)
+    p.add_argument("--sizes", type=_sizes, required=True, metavar="FIRST:LAST:xK|A,B,...",
+                   help="message sizes to measure, units allowed (e.g. 1KiB:16MiB:x4)")
+    p.add_argument("--modes", type=_modes, metavar="M1,M2",
+                   help="the candidates (default: every liquidsched mode, MPI_Alltoallv and, for an all-to-all of "
+                        "equal messages, MPI_Alltoall with each of MPICH's algorithms)")
+    p.add_argument("--repeats", type=int, default=7, help="timed runs per size and candidate (default 7)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed runs before them (default 1)")
+    p.add_argument("--emulate", action="store_true", help="measure on the schedule's network, emulated (root)")
+    p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without --emulate, "
+                                    "measure in the network 'netem up' built with it")
+    add_emulation_options(p)
+    add_launch_options(p, DEFAULT_TIMEOUT_S)
+    p.add_argument("--on-modelled-network", action="store_true",
+                   help="declare that the ranks run on the modelled network (a cluster, with its host file)")
+    p.add_argument("--output", required=True, metavar="TABLE.json", help="the selection table to write")
+    p.add_argument("--plot", metavar="FILE.png|pdf|svg", help="time and throughput against size, per candidate")
+    p.set_defaults(run=cmd_tune)

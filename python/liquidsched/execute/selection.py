@@ -1,0 +1,218 @@
+"""Choose, per message size, the way of running an exchange that was measured fastest.
+
+What wins when run is measured, not assumed: ``liquidsched tune`` runs every candidate — the
+MPI library's own algorithms and liquidsched's modes — at each size on a network and writes a
+**selection table**; ``run --mode selected``, the mpi4py API and the interposition library
+read it and pick, for a communicator of the table's size, the mode measured fastest at the
+nearest measured size.
+
+The rule (:func:`best_mode`): the lowest median time wins, except that the library's own
+collective is kept unless a liquidsched mode beats the best library mode by more than
+:data:`MARGIN` of its median (a schedule costs planning and carries risk; a tie is no reason to
+take it). So the choice is never slower than the library by more than the measurement's own
+noise.
+
+A table says what it was measured on (:func:`measured_on`): the network (its name and a
+fingerprint of its nodes, links and routes), the ranks, the MPI library, where the ranks ran
+(emulated, declared) and the emulation's buffers and time scale. A table measured on another
+network, another number of ranks or another MPI library is refused with a message saying
+which (:meth:`SelectionTable.check`), since its ranking says nothing about this one.
+
+Table format (JSON), ``format`` :data:`FORMAT`::
+
+    {"format": "liquidsched-selection/1",
+     "measured_on": {"topology": ..., "fingerprint": ..., "ranks": 8, "hosts": [...],
+                     "mpi_library": ..., "network": "emulated", "buffers": "deep", "time_scale": 1},
+     "margin": 0.01,
+     "sizes": [{"size_bytes": 1024, "best": "alltoallv",
+                "modes": {"alltoallv": {"median_s": ..., "min_s": ..., "max_s": ..., "times_s": [...]}, ...}},
+               ...]}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..errors import InputError
+from ..network import Network
+from .plan import library_mode_env
+
+FORMAT = "liquidsched-selection/1"
+#: How much faster than the best library mode a liquidsched mode must be to be chosen.
+MARGIN = 0.01
+#: The environment variable that names a selection table for the mpi4py API and the
+#: interposition library.
+SELECTION_VARIABLE = "LIQUIDSCHED_SELECTION"
+
+
+def network_fingerprint(net: Network) -> str:
+    """A digest of what decides how an exchange runs on ``net``: its nodes, links (capacity,
+    latency, slots, buffer) and the route of every ordered host pair. Two networks with the same
+    fingerprint carry every exchange alike.
+
+    Examples
+    --------
+    >>> from liquidsched import build_topology
+    >>> a = network_fingerprint(build_topology("crossbar:n=3"))
+    >>> a == network_fingerprint(build_topology("crossbar:n=3")), a == network_fingerprint(build_topology("crossbar:n=4"))
+    (True, False)
+    """
+    links = sorted((lid, link.src, link.dst, float(link.capacity_Bps), float(link.latency_s), link.slots,
+                    link.buffer_packets) for lid, link in net.links.items())
+    nodes = sorted((name, node.kind) for name, node in net.nodes.items())
+    hosts = net.hosts()
+    # Beyond 256 hosts the routes are left out: the links and nodes still tell networks apart.
+    routes = [(a, b, _route_or_none(net, a, b)) for a in hosts for b in hosts] if len(hosts) <= 256 else []
+    text = json.dumps({"nodes": nodes, "links": links, "routes": routes, "hosts": len(hosts)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _route_or_none(net: Network, src: str, dst: str) -> list[str] | None:
+    from ..errors import LiquidschedError
+
+    try:
+        return list(net.route(src, dst))
+    except LiquidschedError:
+        return None
+
+
+def measured_on(net: Network, hosts: Sequence[str], mpi_library: str, network: str,
+                buffers: str | None = None, time_scale: float = 1.0, traffic: str = "") -> dict[str, Any]:
+    """The ``measured_on`` block of a table."""
+    return {"topology": net.name, "fingerprint": network_fingerprint(net), "ranks": len(hosts),
+            "hosts": list(hosts), "mpi_library": mpi_library, "network": network, "buffers": buffers,
+            "time_scale": time_scale, "traffic": traffic}
+
+
+def best_mode(medians: Mapping[str, float], margin: float = MARGIN) -> str:
+    """The mode to run given each candidate's median time: the fastest, unless the best of the
+    library's own modes is within ``margin`` of it (then that one).
+
+    Examples
+    --------
+    >>> best_mode({"alltoallv": 1.00, "paced": 0.995, "frames": 1.2})
+    'alltoallv'
+    >>> best_mode({"alltoallv": 1.00, "paced": 0.90})
+    'paced'
+    >>> best_mode({"paced": 0.9, "frames": 0.8})
+    'frames'
+    """
+    if not medians:
+        raise InputError("no mode was measured")
+    fastest = min(medians, key=lambda m: (medians[m], m))
+    library = [m for m in medians if library_mode_env(m) is not None]
+    if library:
+        own = min(library, key=lambda m: (medians[m], m))
+        if medians[own] <= medians[fastest] * (1 + margin):
+            return own
+    return fastest
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A mode chosen for a size, and why."""
+
+    mode: str
+    #: the measured size the choice comes from
+    measured_size_bytes: int | None
+    reason: str
+
+
+@dataclass
+class SelectionTable:
+    """Measured times per size and mode, and the mode chosen at each size."""
+
+    measured_on: dict[str, Any]
+    sizes: list[dict[str, Any]] = field(default_factory=list)
+    margin: float = MARGIN
+
+    @classmethod
+    def from_sweep(cls, sweep: dict[str, Any], about: dict[str, Any], margin: float = MARGIN) -> SelectionTable:
+        """A table from a sizes sweep's document (:meth:`~liquidsched.execute.sizes.SizesResult.to_dict`):
+        at each size, every verified mode's statistics and the best."""
+        rows = []
+        for point in sweep["sizes"]:
+            modes = {m["mode"]: {k: m[k] for k in ("median_s", "min_s", "max_s", "mean_s", "std_s", "times_s",
+                                                    "ratio_to_bound")}
+                     for m in point["modes"] if m.get("verified") is not False}
+            if modes:
+                rows.append({"size_bytes": point["size_bytes"], "modes": modes,
+                             "best": best_mode({m: v["median_s"] for m, v in modes.items()}, margin)})
+        return cls(about, rows, margin)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "measured_on": self.measured_on, "margin": self.margin, "sizes": self.sizes}
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> SelectionTable:
+        """Read a table, refusing one that is not (a line naming the file and what is wrong)."""
+        from ..io.files import read_text
+
+        where = str(path)
+        try:
+            doc = json.loads(read_text(path))
+        except json.JSONDecodeError as e:
+            raise InputError(f"{where}: not a selection table (not JSON: {e.msg} at line {e.lineno})") from None
+        return cls.from_dict(doc, where)
+
+    @classmethod
+    def from_dict(cls, doc: Any, where: str = "selection table") -> SelectionTable:
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise InputError(f"{where}: not a selection table (expected \"format\": \"{FORMAT}\"; "
+                             "liquidsched tune writes one)")
+        about, rows, margin = doc.get("measured_on"), doc.get("sizes"), doc.get("margin", MARGIN)
+        if not isinstance(about, dict) or not isinstance(about.get("ranks"), int):
+            raise InputError(f"{where}: measured_on must say the ranks it was measured with")
+        if not isinstance(rows, list) or not rows:
+            raise InputError(f"{where}: sizes must be a non-empty list")
+        for k, row in enumerate(rows):
+            size, modes, best = (row.get(key) if isinstance(row, dict) else None for key in ("size_bytes", "modes", "best"))
+            if not isinstance(size, int) or size < 0 or not isinstance(modes, dict) or best not in modes:
+                raise InputError(f"{where}: sizes[{k}] needs size_bytes (bytes), modes and a best among them")
+        if not isinstance(margin, (int, float)) or not (0 <= margin < 1):
+            raise InputError(f"{where}: margin must be a fraction in [0, 1)")
+        return cls(about, sorted(rows, key=lambda r: r["size_bytes"]), float(margin))
+
+    def check(self, ranks: int, fingerprint: str | None = None, mpi_library: str | None = None) -> None:
+        """Refuse the table where it does not apply: another number of ranks, another network (by
+        fingerprint) or another MPI library (by its first line)."""
+        about = self.measured_on
+        if about["ranks"] != ranks:
+            raise InputError(f"the selection table was measured with {about['ranks']} ranks, not {ranks}: "
+                             "liquidsched tune measures one for this communicator")
+        if fingerprint is not None and about.get("fingerprint") not in (None, fingerprint):
+            raise InputError(f"the selection table was measured on another network ({about.get('topology')}, "
+                             f"fingerprint {about.get('fingerprint')}, not {fingerprint}): its ranking says nothing "
+                             "about this one")
+        if mpi_library is not None and about.get("mpi_library") and \
+                about["mpi_library"].splitlines()[0].strip() != mpi_library.splitlines()[0].strip():
+            raise InputError(f"the selection table was measured with {about['mpi_library']!r}, not "
+                             f"{mpi_library.splitlines()[0].strip()!r}")
+
+    def choose(self, size_bytes: float) -> Choice:
+        """The mode for messages of ``size_bytes`` (mean bytes per message): the best of the
+        measured size nearest on a logarithmic scale."""
+        rows = self.sizes
+        target = max(float(size_bytes), 1.0)
+        row = min(rows, key=lambda r: (abs(math.log(max(r["size_bytes"], 1)) - math.log(target)), r["size_bytes"]))
+        exact = row["size_bytes"] == size_bytes
+        reason = (f"measured fastest at {row['size_bytes']} bytes" if exact else
+                  f"measured fastest at {row['size_bytes']} bytes, the nearest measured size")
+        return Choice(row["best"], row["size_bytes"], reason)
+
+
+def selection_from_environment(environ: Mapping[str, str] | None = None) -> SelectionTable | None:
+    """The table :data:`SELECTION_VARIABLE` names, or None when it is unset or empty."""
+    path = (os.environ if environ is None else environ).get(SELECTION_VARIABLE, "")
+    if not path.strip():
+        return None
+    return SelectionTable.load(path)
+
+
+__all__ = ["FORMAT", "MARGIN", "SELECTION_VARIABLE", "Choice", "SelectionTable", "best_mode", "measured_on",
+           "network_fingerprint", "selection_from_environment"]
