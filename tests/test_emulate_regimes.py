@@ -230,8 +230,11 @@ def test_emulated_hosts_yields_the_time_scale_of_a_network_already_up(monkeypatc
         assert (args.time_scale, args.buffers) == (2.0, "shallow")
     with emulated_hosts(net, False, PREFIX, time_scale=2, buffers="shallow") as namespaces:
         assert namespaces.time_scale == 2.0
-    with pytest.raises(InputError, match="--time-scale 3.0: the emulated network 'lsa' was built with --time-scale 2"):
+    with pytest.raises(InputError, match="--time-scale 3: the emulated network 'lsa' was built with --time-scale 2 "):
         with emulated_hosts(net, False, PREFIX, _parse(["--time-scale", "3"])):
+            pass
+    with pytest.raises(InputError, match="--queue-packets 10: .* built with --queue-packets \\(not set\\)"):
+        with emulated_hosts(net, False, PREFIX, queue_packets=10):
             pass
     with emulated_hosts(net, False, None) as namespaces:
         assert namespaces is None and time_scale_of(namespaces) == 1.0

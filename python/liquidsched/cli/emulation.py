@@ -134,12 +134,16 @@ def emulated_hosts(network: Network, emulate: bool, prefix: str | None, args: ar
         up = plan.settings()
         for key, value in given.items():
             if value != up[key]:
-                raise InputError(f"{_OPTION[key]} {value}: the emulated network {prefix!r} was built with "
-                                 f"{_OPTION[key]} {up[key]} (liquidsched netem status --prefix {prefix})")
+                raise InputError(f"{_OPTION[key]} {_shown(value)}: the emulated network {prefix!r} was built with "
+                                 f"{_OPTION[key]} {_shown(up[key])} (liquidsched netem status --prefix {prefix})")
         _record(args, plan)
         yield plan.namespace
     else:
         yield None
+
+
+def _shown(value: Any) -> str:
+    return "(not set)" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _record(args: argparse.Namespace | None, plan: Any) -> None:
