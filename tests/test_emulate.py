@@ -257,7 +257,8 @@ def test_a_run_killed_by_sigterm_leaves_nothing(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert wait_for(lambda: len(existing(PREFIX)) == 12, 30), "the emulated network did not come up"
-        assert wait_for(lambda: _workers_running(PREFIX), 30), "the ranks did not start"
+        assert wait_for(lambda: bool(_workers_in(PREFIX)), 30), "the ranks did not start"
+        workers = _workers_in(PREFIX)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     finally:
@@ -266,12 +267,29 @@ def test_a_run_killed_by_sigterm_leaves_nothing(tmp_path):
             down(PREFIX)
     assert proc.returncode != 0
     assert existing(PREFIX) == []
-    assert not _workers_running(PREFIX)
+    assert [pid for pid, cmdline in workers.items() if _cmdline(pid) == cmdline] == []
 
 
-def _workers_running(prefix: str) -> bool:
-    out = subprocess.run(["pgrep", "-f", "liquidsched.execute.worker"], capture_output=True, text=True).stdout
-    return bool(out.strip())
+def _workers_in(prefix: str) -> dict[int, str]:
+    """The ranks running in the namespaces of ``prefix``: pid → command line. Only these: other
+    emulated networks on the machine (a benchmark's) may run ranks of their own meanwhile."""
+    workers = {}
+    for ns in existing(prefix):
+        out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+        for pid in map(int, out.split()):
+            cmdline = _cmdline(pid)
+            if "liquidsched.execute.worker" in cmdline:
+                workers[pid] = cmdline
+    return workers
+
+
+def _cmdline(pid: int) -> str:
+    """The command line of process ``pid``, empty once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 @needs_root
