@@ -94,7 +94,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("launch", help=command_help("launch"),
                        usage="liquidsched launch --topology NAME|FILE [--emulate [--buffers ...] [--time-scale N] "
-                             "[--tcp ...]] [--prefix P] [--pmpi [--selection TABLE.json]] [--hosts H1,H2,...] "
+                             "[--tcp ...]] [--prefix P] [--pmpi] [--selection TABLE.json] [--hosts H1,H2,...] "
                              "[--launcher ...] [--timeout S] -- PROGRAM [ARGS...]",
                        description="Run your own MPI program with one rank per host of the network, in the network's "
                                    "host order: in an emulated network (--emulate, or --prefix of one netem up built; "
@@ -115,7 +115,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="preload the interposition library (make pmpi builds it) with the network's fabric: "
                         "MPI_Alltoall(v) planned by liquidsched")
     p.add_argument("--selection", metavar="TABLE.json",
-                   help="with --pmpi: the selection table the library reads (LIQUIDSCHED_SELECTION)")
+                   help="a selection table (liquidsched tune) measured with these ranks on this network, named to "
+                        "the ranks by LIQUIDSCHED_SELECTION: the interposition library and the mpi4py API choose "
+                        "from it")
     add_emulation_options(p)
     add_launch_options(p, timeout_s=None)
     p.add_argument("--timeout", type=timeout_arg, metavar="SECONDS",

@@ -19,7 +19,9 @@ TCP (:data:`~liquidsched.execute.NAMESPACE_ENV`); otherwise the ranks run where 
 puts them (by default this machine, through its memory). ``pmpi`` preloads the interposition
 library (``LD_PRELOAD``, built by ``make pmpi``) and writes the network's fabric to a temporary
 file named by ``LIQUIDSCHED_FABRIC``; ``selection`` names a selection table
-(``LIQUIDSCHED_SELECTION``, an absolute path). Everything is checked before anything is built.
+(``LIQUIDSCHED_SELECTION``, an absolute path), which the library and the mpi4py API read; it is
+refused unless it is one, measured with as many ranks on the same network. Everything is
+checked before anything is built.
 
 The application's standard streams are its own (nothing is captured). The launcher runs in a
 session of its own, so that a terminal's Ctrl-C reaches ``launch`` alone, which passes it on:
@@ -193,20 +195,26 @@ def pmpi_library() -> Path:
     return library
 
 
-def selection_path(path: str | os.PathLike) -> Path:
-    """``path`` made absolute, once it is known to be a readable file (the ranks open it).
+def selection_path(path: str | os.PathLike, network: Network | None = None, ranks: int | None = None) -> Path:
+    """``path`` made absolute (the ranks open it wherever they start), once it is known to be a
+    selection table (:class:`~liquidsched.execute.selection.SelectionTable`) that applies to
+    ``ranks`` ranks on ``network`` when they are given.
 
     Raises
     ------
     InputError
-        when it cannot be read.
+        one line: the file cannot be read, is not a selection table, or was measured with
+        another number of ranks or on another network.
     """
+    from .selection import SelectionTable, network_fingerprint
+
     absolute = Path(path).expanduser().resolve()
     try:
-        with open(absolute, "rb") as f:
-            f.read(1)
-    except OSError as e:
-        raise InputError(f"--selection {path}: cannot read: {e.strerror or e}") from None
+        table = SelectionTable.load(absolute)
+        if ranks is not None:
+            table.check(ranks, network_fingerprint(network) if network is not None else None)
+    except InputError as e:
+        raise InputError(f"--selection {path}: {str(e).removeprefix(f'{absolute}: ')}") from None
     return absolute
 
 
@@ -441,8 +449,10 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
     emulate, prefix
         Build ``network`` as an emulated network for the launch (under ``prefix``), or, with
         ``prefix`` alone, run in the one ``netem up`` built; neither: no namespaces.
-    pmpi, selection
-        Preload the interposition library with the network's fabric; name a selection table.
+    pmpi
+        Preload the interposition library with the network's fabric.
+    selection
+        A selection table (``liquidsched tune``) for the library and the mpi4py API.
     launcher, launcher_args
         What starts the ranks (:func:`~liquidsched.execute.resolve_launcher`) and its further
         arguments (placed before the ranks).
@@ -462,17 +472,14 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
     Raises
     ------
     InputError, BackendError
-        before anything is built: no program, an unknown host, an unreadable selection table,
-        ``selection`` without ``pmpi``, the library not built, srun with namespaces, a bad
-        timeout; or from building the emulated network (which is then removed).
+        before anything is built: no program, an unknown host, a selection table that cannot be
+        read or does not apply, the library not built, srun with namespaces, a bad timeout; or from building the emulated network (which is then removed).
     LaunchInterrupted
         when a signal arrived before the application started (anything built is removed).
     """
     say = report or (lambda line: None)
     if timeout_s is not None and not (timeout_s > 0 and timeout_s != float("inf")):
         raise InputError(f"the timeout must be a positive number of seconds, got {timeout_s}")
-    if selection is not None and not pmpi:
-        raise InputError("--selection is read by the interposition library: give --pmpi with it")
     if emulate and prefix is None:
         from ..emulate import DEFAULT_PREFIX
 
@@ -487,7 +494,7 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
     if not argv or where in HERE_NETWORKS:
         program_path(argv)  # elsewhere, the program is the other machines' to find
     settings = dict(env or {})
-    table = selection_path(selection) if selection is not None else None
+    table = selection_path(selection, network, len(ranks_hosts)) if selection is not None else None
     library = pmpi_library() if pmpi else None
     if emulate:
         from ..emulate import check_prefix
