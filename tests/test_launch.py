@@ -323,8 +323,9 @@ def test_a_signal_while_running_is_forwarded_and_the_status_says_which():
     with SignalGuard() as guard:
         threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
         mpiexec = str(Path(sys.executable).parent / "mpiexec")
-        returncode, timed_out, killed = run_application([mpiexec, "-n", "2", "sleep", "60"], guard, grace_s=10)
-    assert guard.signum == signal.SIGINT and not timed_out and returncode != 0
+        outcome = run_application([mpiexec, "-n", "2", "sleep", "60"], guard, grace_s=10)
+    assert guard.signum == signal.SIGINT and outcome.forwarded and not outcome.timed_out and not outcome.killed
+    assert outcome.returncode != 0
 
 
 def test_application_hosts_keep_the_network_order():

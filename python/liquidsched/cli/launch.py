@@ -79,8 +79,9 @@ def cmd_launch(args: argparse.Namespace) -> int:
              "everything built was removed")
         return 128 + e.signum
     if result.signum is not None:
-        _say(f"liquidsched: interrupted ({signal_name(result.signum)}): the application was ended"
-             + (" (killed)" if result.killed else ""))
+        ended = (": the application was ended" + (" (killed)" if result.killed else "") if result.signal_forwarded
+                 else f" after the application ended (exit status {result.launcher_returncode})")
+        _say(f"liquidsched: interrupted ({signal_name(result.signum)}){ended}")
     elif result.timed_out:
         _say(f"liquidsched: error: the application did not finish within {args.timeout:g} s: it was ended"
              + (" (killed)" if result.killed else "") + f"; exit {EXIT_TIMEOUT}")

@@ -32,7 +32,8 @@ forwarded to the launcher (which forwards it to the ranks) and, when they are no
 killed; after it, signals are only noted, so that nothing interrupts the removal of the
 emulated network. A timeout ends the application the same way. An emulated network built for
 the launch is removed on every path: the application's end or failure, a timeout, a signal, an
-exception while building.
+exception while building. Signals can only be handled in the main thread: call :func:`launch`
+from there (an emulated network needs it too).
 """
 
 from __future__ import annotations
@@ -47,12 +48,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Mapping, NamedTuple, Sequence
 
 from ..errors import BackendError, InputError
 from ..network import Network
-from . import HERE_NETWORKS, NAMESPACE_ENV, SRUN_NAMESPACES, Launcher, _env_prefix, launch_command, network_kind, \
-    resolve_launcher
+from . import (HERE_NETWORKS, NAMESPACE_ENV, SRUN_NAMESPACES, Launcher, _env_prefix, launch_command, network_kind,
+               resolve_launcher)
 
 #: The signals a launch owns while it runs.
 GUARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -253,13 +254,17 @@ class LaunchResult:
     signum: int | None = None
     timed_out: bool = False
     elapsed_s: float = 0.0
+    #: the launcher and its ranks had to be killed (they outlived the grace period)
     killed: bool = False
+    #: the signal reached the application (it arrived while the application ran, not after)
+    signal_forwarded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"returncode": self.returncode, "network": self.network, "hosts": self.hosts,
                 "command": self.command, "launcher_returncode": self.launcher_returncode,
                 "signal": signal_name(self.signum) if self.signum else None, "timed_out": self.timed_out,
-                "elapsed_s": self.elapsed_s, "killed": self.killed}
+                "elapsed_s": self.elapsed_s, "killed": self.killed,
+                "signal_forwarded": self.signal_forwarded}
 
 
 def _start_time(pid: int) -> str | None:
@@ -314,8 +319,18 @@ def _signal_group(proc: subprocess.Popen, signum: int) -> None:
         os.killpg(proc.pid, signum)
 
 
+class RunOutcome(NamedTuple):
+    """How :func:`run_application` ended."""
+
+    returncode: int
+    timed_out: bool
+    killed: bool
+    #: a signal to launch reached the launcher (it arrived while the application ran)
+    forwarded: bool
+
+
 def run_application(cmd: Sequence[str], guard: SignalGuard, timeout_s: float | None = None,
-                    grace_s: float = DEFAULT_GRACE_S, poll_s: float = 0.05) -> tuple[int, bool, bool]:
+                    grace_s: float = DEFAULT_GRACE_S, poll_s: float = 0.05) -> RunOutcome:
     """Run the launch command ``cmd`` to its end, its output passing through, under ``guard``.
 
     The launcher runs in a session of its own. A signal the guard receives is forwarded to it
@@ -326,9 +341,9 @@ def run_application(cmd: Sequence[str], guard: SignalGuard, timeout_s: float | N
 
     Returns
     -------
-    tuple
-        The launcher's return code, whether the timeout ended it, and whether it had to be
-        killed.
+    RunOutcome
+        The launcher's return code, whether the timeout ended it, whether it had to be killed,
+        and whether a signal was forwarded to it.
     """
     guard.watch()
     if guard.signum is not None:
@@ -389,7 +404,7 @@ def run_application(cmd: Sequence[str], guard: SignalGuard, timeout_s: float | N
     if ending_since is not None:
         # Hydra's proxies and ranks live in sessions of their own: none may outlive the launch.
         _kill_tree(tree)
-    return returncode, timed_out, killed
+    return RunOutcome(returncode, timed_out, killed, forwarded)
 
 
 #: What builds the namespaces of a launch: (network, emulate, prefix) → a context manager
@@ -473,7 +488,8 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
     ------
     InputError, BackendError
         before anything is built: no program, an unknown host, a selection table that cannot be
-        read or does not apply, the library not built, srun with namespaces, a bad timeout; or from building the emulated network (which is then removed).
+        read or does not apply, the library not built, srun with namespaces, a bad timeout; or
+        from building the emulated network (which is then removed).
     LaunchInterrupted
         when a signal arrived before the application started (anything built is removed).
     """
@@ -527,7 +543,7 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
             if library is not None:
                 say(f"interposition library preloaded: {library}, fabric {settings['LIQUIDSCHED_FABRIC']}"
                     + (f", selection {table}" if table is not None else ""))
-            returncode, timed_out, killed = run_application(cmd, guard, timeout_s, grace_s)
+            returncode, timed_out, killed, forwarded = run_application(cmd, guard, timeout_s, grace_s)
         except KeyboardInterrupt as e:
             # Nothing may interrupt the removal of what was built; an emulated network's own
             # handler (while it was being built) says which signal it was.
@@ -544,7 +560,7 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
         elif timed_out:
             status = EXIT_TIMEOUT
         result = LaunchResult(status, where, ranks_hosts, cmd, returncode, guard.signum, timed_out,
-                              time.monotonic() - started, killed)
+                              time.monotonic() - started, killed, forwarded)
         if emulate:
             say(f"removing the emulated network {prefix}-n*")
     return result
@@ -585,6 +601,6 @@ def _placement(network: Network, hosts: list[str], where: str, prefix: str | Non
     return f"launch: {ranks}, where the launcher places them (its arguments decide)"
 
 
-__all__ = ["DEFAULT_GRACE_S", "EXIT_TIMEOUT", "GUARDED_SIGNALS", "LaunchInterrupted", "LaunchResult", "SignalGuard",
-           "application_hosts", "default_emulation", "launch", "pmpi_library", "process_tree", "program_path",
-           "run_application", "selection_path", "signal_name"]
+__all__ = ["DEFAULT_GRACE_S", "EXIT_TIMEOUT", "GUARDED_SIGNALS", "LaunchInterrupted", "LaunchResult", "RunOutcome",
+           "SignalGuard", "application_hosts", "default_emulation", "launch", "pmpi_library", "process_tree",
+           "program_path", "run_application", "selection_path", "signal_name"]
