@@ -411,7 +411,7 @@ def test_a_failing_application_on_an_emulated_network_leaves_nothing(clean, tmp_
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_ends_the_application_and_removes_the_network(clean, sig, status):
     proc = subprocess.Popen([sys.executable, "-m", "liquidsched.cli", "launch", "--topology", CROSSBAR, "--emulate",
-                             "--prefix", PREFIX, "--", "sleep", "120"], stderr=subprocess.PIPE, text=True)
+                             "--prefix", PREFIX, "--", "sleep", "119.125"], stderr=subprocess.PIPE, text=True)
     lines: list[str] = []
     running = threading.Event()
 
@@ -438,14 +438,14 @@ def test_a_signal_ends_the_application_and_removes_the_network(clean, sig, statu
     no_traceback(stderr)
     assert f"interrupted ({sig.name})" in stderr
     assert not namespaces_left()
-    left = subprocess.run(["pgrep", "-x", "-f", "sleep 120"], capture_output=True, text=True).stdout.split()
+    left = subprocess.run(["pgrep", "-x", "-f", "sleep 119.125"], capture_output=True, text=True).stdout.split()
     assert not left
 
 
 @needs_root
 def test_a_signal_while_the_network_is_being_built_removes_it(clean):
     proc = subprocess.Popen([sys.executable, "-m", "liquidsched.cli", "launch", "--topology", CROSSBAR, "--emulate",
-                             "--prefix", PREFIX, "--", "sleep", "120"], stderr=subprocess.PIPE, text=True)
+                             "--prefix", PREFIX, "--", "sleep", "119.375"], stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(3000):
             if namespaces_left():
