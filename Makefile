@@ -11,7 +11,8 @@ STAMP   = $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml Cargo.toml crates/core/Cargo.toml $(wildcard crates/core/src/*.rs src/*.rs)
+# Every Rust source below the core and the binding, sub-modules (liquid/, …) included.
+$(STAMP): pyproject.toml Cargo.toml crates/core/Cargo.toml $(shell find crates/core/src src -name "*.rs")
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
@@ -68,6 +69,7 @@ bench: $(STAMP)
 
 bench-emulated: $(STAMP)
 	@mkdir -p $(OUT)
+	$(PY) benchmarks/win_when_run.py --repeats 7 --output $(OUT)/win-when-run.json --plot $(OUT)/win-when-run.png
 	$(PY) benchmarks/emulated_exchange.py --output $(OUT)/emulated-exchange.json --plot $(OUT)/emulated-exchange.png
 	$(PY) benchmarks/shuffle.py --output $(OUT)/shuffle.json --plot $(OUT)/shuffle.png
 	# Message sizes as the OSU benchmarks sweep them: two-switch (senders and receivers apart, so no

@@ -1,0 +1,180 @@
+"""Is the exchange faster when it runs? Every mode of liquidsched and the MPI library's own
+collective, measured in the same emulated network, in both buffer regimes, against the liquid
+throughput and beside the model's prediction. Needs root (network namespaces, tc).
+
+    python benchmarks/win_when_run.py --repeats 7 --output out/win-when-run.json --plot out/win-when-run.png
+
+Networks (100 Mbit/s host links unless said):
+
+* ``2:1``: the 4 × 2 hierarchy with 200 Mbit/s uplinks (2 host transfers at once), all-to-all;
+* ``400``: the same with 400 Mbit/s uplinks;
+* ``two-switch``: paper 000 Fig. 2, its half all-to-all;
+* ``swiss-t1``: the Swiss-T1 allocation 0,0,1,2,1,0,2,2, all-to-all;
+* ``backbone``: paper 004 §4, 10 + 10 hosts through a backbone of k = 5 cards (20 Mbit/s cards so
+  that 20 ranks on 2 cores leave the links the limit), all-to-all of an eighth of ``--size``.
+
+For each network and regime (``deep``, ``shallow``: :mod:`liquidsched.emulate.shaping`), the
+schedule (the liquid search's; OGGP's with β = 10 ms on the backbone) runs frame by frame,
+dependency-driven and paced, every send posted at once, and as ``MPI_Alltoallv``; one TCP
+flow's efficiency is measured first in the same network. The **selected** mode of a cell is what
+``liquidsched tune``'s rule (:func:`liquidsched.execute.selection.best_mode`) picks from these
+same measurements. The goals of the *Win when run* issue are checked and printed: the selected
+mode ≥ 95 % of the liquid throughput with the deep buffers, never more than 1 point below the
+better of all at once and ``MPI_Alltoallv``, and ≥ 10 points above it wherever that one is
+below 85 %.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+
+from common import benchmark_parser, progress_bar
+from rich.console import Console
+from rich.table import Table
+
+from liquidsched import build_topology, plan
+from liquidsched.emulate import Emulation, single_flow_check
+from liquidsched.execute import predict_mode, run_exchange
+from liquidsched.execute.selection import best_mode
+from liquidsched.io.files import write_document
+from liquidsched.traffic import all_to_all, half_all_to_all
+from liquidsched.units import parse_size
+
+MB = 1_000_000
+#: (key, label, topology, traffic generator, scheduler, size divisor)
+NETWORKS = (
+    ("2:1", "hierarchy 4×2, 200 Mbit/s uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=200Mbit/s", all_to_all,
+     "liquid", 1),
+    ("400", "hierarchy 4×2, 400 Mbit/s uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=400Mbit/s", all_to_all,
+     "liquid", 1),
+    ("two-switch", "two-switch, half all-to-all", "two-switch:capacity_Bps=100Mbit/s", half_all_to_all, "liquid", 1),
+    ("swiss-t1", "Swiss-T1 0,0,1,2,1,0,2,2", "swiss-t1:capacity_Bps=100Mbit/s,allocation=0/0/1/2/1/0/2/2", all_to_all,
+     "liquid", 1),
+    ("backbone", "backbone 10+10, k=5 (004 §4)", "backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s",
+     all_to_all, "oggp", 8),
+)
+MODES = ("frames", "dependency-driven", "paced", "all-at-once", "alltoallv")
+REGIMES = ("deep", "shallow")
+
+
+def schedule_of(topology: str, traffic_of, algorithm: str, size_bytes: int):
+    net = build_topology(topology)
+    traffic = traffic_of(net, size_bytes=size_bytes)
+    options = {"overhead_s": 0.01} if algorithm == "oggp" else {"time_limit": 10}
+    return plan(net, traffic, algorithm, **options)
+
+
+def measure_cell(schedule, regime: str, repeats: int, prefix: str, time_scale: float) -> dict:
+    """Every mode in one emulated network of ``regime``, one TCP flow first."""
+    net = schedule.network
+    with Emulation(net, prefix, buffers=regime, time_scale=time_scale) as emu:
+        senders = [h for h in net.hosts() if net.nodes[h].sends]
+        receivers = [h for h in net.hosts() if net.nodes[h].receives and h != senders[0]]
+        flow = single_flow_check(emu, senders[0], receivers[-1], seconds=0.5)
+        result = run_exchange(schedule, list(MODES), repeats=repeats, warmup=1, verify=True,
+                              namespaces=emu.namespace, seed=1, time_scale=time_scale)
+    modes = {}
+    for m in result.modes:
+        prediction = predict_mode(schedule, m.mode)
+        modes[m.mode] = {"times_s": m.times_s, "median_s": m.median_s,
+                         "spread": (max(m.times_s) - min(m.times_s)) / m.median_s,
+                         "ratio_to_bound": m.ratio_to_bound, "verified": m.verified,
+                         "predicted_ratio": None if prediction is None else prediction.ratio_to_bound}
+    selected = best_mode({k: v["median_s"] for k, v in modes.items()})
+    return {"regime": regime, "single_flow_ratio": flow["ratio"], "modes": modes, "selected": selected}
+
+
+def goals(cell: dict) -> dict:
+    """The issue's goals for one cell."""
+    modes = cell["modes"]
+    chosen = modes[cell["selected"]]["ratio_to_bound"]
+    better = max(modes["all-at-once"]["ratio_to_bound"], modes["alltoallv"]["ratio_to_bound"])
+    out = {"selected_ratio": chosen, "better_of_all_at_once_and_alltoallv": better,
+           "never_1_point_below": chosen >= better - 0.01}
+    if cell["regime"] == "deep":
+        out["at_least_95"] = chosen >= 0.95
+        out["within_3_points_of_a_single_flow"] = chosen >= cell["single_flow_ratio"] - 0.03
+    if better < 0.85:
+        out["10_points_ahead"] = chosen >= better + 0.10
+    return out
+
+
+def plot(records: list[dict], path: str) -> None:
+    from liquidsched.plot import _save, plt
+
+    fig, axes = plt.subplots(1, len(REGIMES), figsize=(6.5 * len(REGIMES), 4.8), sharey=True, squeeze=False)
+    for ax, regime in zip(axes[0], REGIMES):
+        cells = [(r["network"], c) for r in records for c in r["cells"] if c["regime"] == regime]
+        width = 0.8 / (len(MODES) + 1)
+        for k, mode in enumerate([*MODES, "selected"]):
+            xs = [n + k * width for n in range(len(cells))]
+            ys = [c["modes"][c["selected"] if mode == "selected" else mode]["ratio_to_bound"] for _, c in cells]
+            ax.bar(xs, ys, width, label=mode, edgecolor="black" if mode == "selected" else None)
+        ax.axhline(0.95, color="0.3", ls="--", lw=1)
+        ax.set_xticks([n + 0.4 - width / 2 for n in range(len(cells))], [name for name, _ in cells], rotation=25,
+                      ha="right", fontsize=8)
+        ax.set_title(f"{regime} buffers", fontsize=10)
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][0].set_ylabel("throughput / liquid throughput (median)")
+    axes[0][0].legend(fontsize=7, loc="lower left")
+    fig.suptitle("measured in emulated networks: every mode, the MPI library and the selected mode", fontsize=11)
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def main() -> None:
+    parser = benchmark_parser(__doc__)
+    parser.add_argument("--repeats", type=int, default=7, help="timed runs per mode (default 7)")
+    parser.add_argument("--prefix", default="lswin")
+    parser.add_argument("--only", default="", help="comma-separated network keys (default all): "
+                                                   + ", ".join(k for k, *_ in NETWORKS))
+    parser.add_argument("--regimes", default=",".join(REGIMES), help="deep,shallow (default both)")
+    parser.add_argument("--size", type=parse_size, default=4 * MB, metavar="BYTES", help="bytes per transfer")
+    parser.add_argument("--time-scale", type=float, default=1.0, help="links this many times slower (default 1)")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("the emulated networks need root")
+    keys = [k for k in args.only.split(",") if k] or [k for k, *_ in NETWORKS]
+    regimes = [r for r in args.regimes.split(",") if r]
+    todo = [n for n in NETWORKS if n[0] in keys]
+    records = []
+    with progress_bar("{task.description}") as progress:
+        task = progress.add_task("cells", total=len(todo) * len(regimes))
+        for key, label, topology, traffic_of, algorithm, divisor in todo:
+            schedule = schedule_of(topology, traffic_of, algorithm, args.size // divisor)
+            record = {"network": label, "key": key, "topology": topology, "algorithm": algorithm,
+                      "frames": schedule.length, "cells": []}
+            for regime in regimes:
+                progress.update(task, description=f"{key}, {regime}")
+                cell = measure_cell(schedule, regime, args.repeats, args.prefix, args.time_scale)
+                cell["goals"] = goals(cell)
+                record["cells"].append(cell)
+                progress.advance(task)
+            records.append(record)
+    table = Table("network", "buffers", "flow", *MODES, "selected", "goals met", title=(
+        f"% of the liquid throughput, median of {args.repeats} runs (spread), predicted in brackets"))
+    for rec in records:
+        for cell in rec["cells"]:
+            row = []
+            for mode in MODES:
+                m = cell["modes"][mode]
+                guess = "" if m["predicted_ratio"] is None else f" [{m['predicted_ratio']:.0%}]"
+                row.append(f"{m['ratio_to_bound']:.1%} ({m['spread']:.0%}){guess}")
+            met = [k for k, v in cell["goals"].items() if isinstance(v, bool)]
+            table.add_row(rec["key"], cell["regime"], f"{cell['single_flow_ratio']:.1%}", *row,
+                          f"{cell['selected']}: {cell['goals']['selected_ratio']:.1%}",
+                          f"{sum(cell['goals'][k] for k in met)}/{len(met)}")
+    Console(width=220).print(table)
+    met = [v for r in records for c in r["cells"] for v in c["goals"].values() if isinstance(v, bool)]
+    print(f"goals met: {sum(met)} of {len(met)}; median selected ratio "
+          f"{statistics.median(c['goals']['selected_ratio'] for r in records for c in r['cells']):.1%}")
+    write_document({"benchmark": "win_when_run", "size_bytes": args.size, "repeats": args.repeats,
+                    "time_scale": args.time_scale, "modes": list(MODES), "networks": records}, args.output)
+    if args.plot:
+        plot(records, args.plot)
+
+
+if __name__ == "__main__":
+    main()
