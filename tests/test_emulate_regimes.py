@@ -218,10 +218,12 @@ def test_the_options_parse_and_a_bad_time_scale_is_one_line():
 
 
 def test_emulated_hosts_yields_the_time_scale_of_a_network_already_up(monkeypatch):
-    import liquidsched.emulate as em
+    import liquidsched.emulate.namespaces as namespaces_module
 
     net = build_topology("two-switch")
-    monkeypatch.setattr(em, "load_state", lambda prefix: plan_emulation(net, prefix, time_scale=2, buffers="shallow"))
+
+    monkeypatch.setattr(namespaces_module, "load_state",
+                        lambda prefix: plan_emulation(net, prefix, time_scale=2, buffers="shallow"))
     args = _parse([])
     with emulated_hosts(net, False, PREFIX, args) as namespaces:
         assert time_scale_of(namespaces) == namespaces.time_scale == 2.0

@@ -127,23 +127,11 @@ def emulated_hosts(network: Network, emulate: bool, prefix: str | None, args: ar
             report_single_flow(plan)
             yield plan.namespace
     elif prefix:
-        plan = em.load_state(prefix)
-        if plan.network != network:
-            raise InputError(f"the emulated network {prefix!r} is {plan.network.name}, "
-                             f"not the network {network.name}")
-        up = plan.settings()
-        for key, value in given.items():
-            if value != up[key]:
-                raise InputError(f"{_OPTION[key]} {_shown(value)}: the emulated network {prefix!r} was built with "
-                                 f"{_OPTION[key]} {_shown(up[key])} (liquidsched netem status --prefix {prefix})")
+        plan = em.existing_emulation(network, prefix, given, _OPTION.get)
         _record(args, plan)
         yield plan.namespace
     else:
         yield None
-
-
-def _shown(value: Any) -> str:
-    return "(not set)" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _record(args: argparse.Namespace | None, plan: Any) -> None:

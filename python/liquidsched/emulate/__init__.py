@@ -61,14 +61,14 @@ from .addressing import (DEFAULT_PREFIX, TCP_SETTINGS, Cable, EmulationPlan, Nam
                          check_time_scale, plan_emulation, time_scale_of)
 from .measure import (arrivals, concurrent_flows, fastest_window, link_counters, queue_drops, send_bytes,
                       single_flow_check, tcp_min_rtt, wait_for)
-from .namespaces import (STATE_DIR, Emulation, build_commands, congestion_control, down, existing, host_sysctls,
-                         load_state, up)
+from .namespaces import (STATE_DIR, Emulation, build_commands, congestion_control, down, existing,
+                         existing_emulation, host_sysctls, load_state, shown_setting, up)
 from .routes import host_path
 from .shaping import (BUFFER_REGIMES, MACHINE_RTT_S, QUEUE_S, SWITCH_CLASSES, WIRE_BYTES_PER_PAYLOAD, SwitchClass,
                       base_round_trip_s, host_queue_bytes, host_queue_share, link_queue_bytes, qdisc_commands,
                       queue_limit, regime_queue_bytes, shared_duplex_commands, tbf_sizes)
 
-__all__ = ["BUFFER_REGIMES", "DEFAULT_PREFIX", "MACHINE_RTT_S", "QUEUE_S", "STATE_DIR", "SWITCH_CLASSES",
+__all__ = ["existing_emulation", "shown_setting", "BUFFER_REGIMES", "DEFAULT_PREFIX", "MACHINE_RTT_S", "QUEUE_S", "STATE_DIR", "SWITCH_CLASSES",
            "TCP_SETTINGS", "WIRE_BYTES_PER_PAYLOAD", "Cable", "Emulation", "EmulationPlan", "Namespaces",
            "SwitchClass", "arrivals", "base_round_trip_s", "build_commands", "check_prefix", "check_time_scale",
            "concurrent_flows", "congestion_control", "down", "existing", "fastest_window", "host_path",

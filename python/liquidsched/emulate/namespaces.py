@@ -30,7 +30,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import BackendError
+from ..errors import BackendError, InputError
 from ..io.topology import topology_from_dict
 from ..network import Network
 from .addressing import DEFAULT_PREFIX, EmulationPlan, check_prefix, plan_emulation
@@ -239,6 +239,45 @@ def load_state(prefix: str = DEFAULT_PREFIX) -> EmulationPlan:
     settings = {k: doc[k] for k in ("buffers", "time_scale", "tcp", "queue_bytes", "queue_packets") if k in doc}
     return plan_emulation(topology_from_dict(doc["network"], str(path)), prefix, **settings)
 
+
+
+
+def existing_emulation(network: Network, prefix: str, given: dict[str, Any],
+                       option_name: Any = None) -> EmulationPlan:
+    """The emulated network up under ``prefix``, checked to be ``network`` built with every
+    setting of ``given`` (keywords of :func:`~liquidsched.emulate.plan_emulation`).
+
+    Parameters
+    ----------
+    option_name
+        How a setting is named in messages (default: its keyword), e.g. its command-line option.
+
+    Raises
+    ------
+    InputError
+        when the network up is another, or was built with another setting, naming it.
+    """
+    plan = load_state(prefix)
+    if plan.network != network:
+        raise InputError(f"the emulated network {prefix!r} is {plan.network.name}, not the network {network.name}")
+    up = plan.settings()
+    name = option_name or (lambda key: key)
+    for key, value in given.items():
+        if value != up.get(key):
+            raise InputError(f"{name(key)} {shown_setting(value)}: the emulated network {prefix!r} was built with "
+                             f"{name(key)} {shown_setting(up.get(key))} (liquidsched netem status --prefix {prefix})")
+    return plan
+
+
+def shown_setting(value: Any) -> str:
+    """A setting as an option would spell it.
+
+    Examples
+    --------
+    >>> shown_setting(3.0), shown_setting(None), shown_setting("deep")
+    ('3', '(not set)', 'deep')
+    """
+    return "(not set)" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 class Emulation:
     """A context manager: the emulated network exists inside the ``with`` block, and is removed

@@ -434,14 +434,7 @@ def default_emulation(settings: Mapping[str, Any] | None = None) -> EmulationFac
             with em.Emulation(network, prefix or em.DEFAULT_PREFIX, **given) as plan:
                 yield plan.namespace
         elif prefix:
-            plan = em.load_state(prefix)
-            if plan.network != network:
-                raise InputError(f"the emulated network {prefix!r} is {plan.network.name}, "
-                                 f"not the network {network.name}")
-            up = plan.settings()
-            for key, value in given.items():
-                if up.get(key) != value:
-                    raise InputError(f"{key} {value}: the emulated network {prefix!r} was built with {up.get(key)}")
+            plan = em.existing_emulation(network, prefix, given)
             yield plan.namespace
         else:
             yield None
