@@ -697,7 +697,8 @@ def read_platform(path: str | os.PathLike, reader: str | None = None) -> Platfor
     """
     # Imported here: these modules import this one (the union-find, the export).
     from ..simulate.simgrid_backend import INSTALL_HINT, simgrid_python
-    from .simgrid_platform import read_with_simgrid, refuse_unmodelled
+    from .simgrid_description import refuse_unmodelled
+    from .simgrid_platform import read_with_simgrid
 
     where = str(path)
     text = _read_text(path)

@@ -53,23 +53,23 @@ the network it was written from.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Iterable
 
-from ..errors import BackendError, TopologyError
+from ..errors import TopologyError
 from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
-from .simgrid import (FATPIPE, SHARED, SPLITDUPLEX, LoopbackLink, _Ends, _fresh, _role, _slots_property,
-                      find_loopbacks, loopback_links)
+from .simgrid import (FATPIPE, SHARED, SPLITDUPLEX, LoopbackLink, _Ends, _fresh, _role, find_loopbacks,
+                      loopback_links)
+# What SimGrid reports and what the file adds lives in .simgrid_description; the names readers of
+# this module used are kept here.
+from .simgrid_description import (PlatformHints, SimgridLink, SimgridPlatform, describe_platform,  # noqa: F401
+                                  platform_hints, refuse_unmodelled)
 
 E = TopologyError
-RUNNER = Path(__file__).with_name("simgrid_platform_runner.py")
 #: The most slots liquidsched gives a link that never limits: the largest power of two that
 #: :data:`liquidsched.network.MAX_SLOTS` admits.
 MAX_FREE_SLOTS = 2 ** (MAX_SLOTS.bit_length() - 1)
@@ -77,177 +77,6 @@ MAX_FREE_SLOTS = 2 ** (MAX_SLOTS.bit_length() - 1)
 FORWARD, BACKWARD = 0, 1
 #: Relative tolerance on a route's latency against the sum of its links' latencies.
 LATENCY_RTOL = 1e-9
-
-
-# -- what SimGrid reports ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SimgridLink:
-    """A link as SimGrid reports it (a SPLITDUPLEX link's directions are two of these)."""
-
-    name: str
-    bandwidth_Bps: float
-    latency_s: float
-    policy: str
-
-
-@dataclass(frozen=True)
-class SimgridPlatform:
-    """A platform as SimGrid loaded it: hosts, links by name, and the links and latency of the
-    route of every ordered pair of hosts (self routes included)."""
-
-    version: str
-    hosts: tuple[str, ...]
-    links: dict[str, SimgridLink]
-    routes: dict[tuple[str, str], tuple[tuple[str, ...], float]]
-
-
-def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 600.0) -> SimgridPlatform:
-    """Load the platform at ``path`` in SimGrid (run by ``python``) and return what it reports.
-
-    Raises
-    ------
-    TopologyError
-        naming the file, with SimGrid's own message, when SimGrid cannot load it.
-    BackendError
-        if the runner's answer is not what it should be.
-    """
-    where = str(path)
-    try:
-        done = subprocess.run([python, str(RUNNER), os.fspath(path)], capture_output=True, text=True,
-                              timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise E(f"{where}: SimGrid did not load it within {timeout_s:g} s") from None
-    except OSError as e:
-        raise E(f"{where}: cannot run SimGrid's Python {python}: {e}") from None
-    if done.returncode != 0:
-        raise E(f"{where}: SimGrid cannot load it: {simgrid_message(done.stderr, done.returncode)}")
-    try:
-        return _parse_description(json.loads(done.stdout))
-    except (ValueError, KeyError, IndexError, TypeError) as e:
-        raise BackendError(f"{where}: SimGrid's answer cannot be read ({type(e).__name__}: {e})") from None
-
-
-def simgrid_message(stderr: str, returncode: int) -> str:
-    """SimGrid's reason for failing, on one line: the runner's ``simgrid-error:`` line, else the
-    last ``CRITICAL`` line of a fatal error (SimGrid then aborts, printing a backtrace)."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if line.startswith("simgrid-error:"):
-            return line.partition(":")[2].strip()
-    for line in reversed(lines):
-        if "/CRITICAL]" in line:
-            return line.partition("/CRITICAL]")[2].strip()
-    return f"exit status {returncode}"
-
-
-def _parse_description(doc: dict) -> SimgridPlatform:
-    names = [item[0] for item in doc["links"]]
-    links = {name: SimgridLink(name, float(bw), float(lat), policy) for name, bw, lat, policy in doc["links"]}
-    hosts = tuple(doc["hosts"])
-    n = len(hosts)
-    routes = {(hosts[k // n], hosts[k % n]): (tuple(names[i] for i in ids), float(lat))
-              for k, (ids, lat) in enumerate(doc["routes"])}
-    return SimgridPlatform(str(doc["simgrid_version"]), hosts, links, routes)
-
-
-# -- what the file says beyond SimGrid's answer ------------------------------------------------------
-
-
-@dataclass
-class PlatformHints:
-    """What liquidsched reads from the XML itself: the outer zone's id and description, the hosts
-    declared by ``<host>`` (in file order), the ``<router>`` ids, and the properties liquidsched
-    writes: host roles, and for each SimGrid link (a SPLITDUPLEX direction being ``NAME_UP`` or
-    ``NAME_DOWN``) the nodes its forward direction joins, its liquidsched ids and its slots."""
-
-    name: str = "platform"
-    description: str = ""
-    declared_hosts: list[str] = field(default_factory=list)
-    routers: set[str] = field(default_factory=set)
-    roles: dict[str, str] = field(default_factory=dict)
-    ends: dict[str, tuple[str, str]] = field(default_factory=dict)
-    ids: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
-    slots: dict[str, int] = field(default_factory=dict)
-
-
-def platform_hints(root: ET.Element, where: str) -> PlatformHints:
-    """The :class:`PlatformHints` of a parsed platform file."""
-    hints = PlatformHints()
-    zone = next((c for c in root if c.tag in ("zone", "AS")), None)
-    if zone is not None:
-        hints.name = zone.get("id") or hints.name
-        hints.description = next((p.get("value", "") for p in zone.findall("prop")
-                                  if p.get("id") == "description"), "")
-    for el in root.iter():
-        ident = el.get("id", "")
-        props = {p.get("id", ""): p.get("value", "") for p in el.findall("prop")}
-        if el.tag == "host":
-            hints.declared_hosts.append(ident)
-            if "role" in props:
-                hints.roles[ident] = props["role"]
-        elif el.tag == "router":
-            hints.routers.add(ident)
-        elif el.tag == "link":
-            _link_hints(hints, ident, el.get("sharing_policy", SHARED), props, f"{where}: link {ident!r}")
-    return hints
-
-
-def _link_hints(hints: PlatformHints, ident: str, policy: str, props: dict[str, str], where: str) -> None:
-    """Record the properties of ``<link id=ident>`` under the name of each SimGrid link it makes."""
-    if policy == SPLITDUPLEX:
-        # The DOWN direction goes from the link's dst to its src.
-        directions = [(f"{ident}_UP", "src", "dst", props.get("up"), None),
-                      (f"{ident}_DOWN", "dst", "src", props.get("down"), None)]
-    else:
-        directions = [(ident, "src", "dst", props.get("up"), props.get("down"))]
-    slots = _slots_property(props, where)
-    for name, tail, head, forward_id, backward_id in directions:
-        if tail in props and head in props:
-            hints.ends[name] = (props[tail], props[head])
-        if forward_id or backward_id:
-            hints.ids[name] = (forward_id, backward_id)
-        if slots is not None:
-            hints.slots[name] = slots
-
-
-#: Why each construct liquidsched refuses cannot be modelled.
-VIVALDI = ("coordinate-based routing (Vivaldi) is not modelled: its latencies come from host coordinates, "
-           "not from links")
-WIFI = "wifi is not modelled: a wifi cell's rates depend on each station's signal, not on link capacities"
-NS3 = "the ns-3 network model is not modelled: a packet-level simulation, not flows over links"
-
-
-def refuse_unmodelled(root: ET.Element, where: str) -> None:
-    """Refuse, in one line naming the file and the element, what liquidsched's model cannot
-    represent: zones routed by coordinates (Vivaldi), wifi, the ns-3 model, a platform without
-    hosts.
-
-    Raises
-    ------
-    TopologyError
-    """
-    for el in root.iter():
-        why = _unmodelled(el)
-        if why:
-            raise E(f"{where}: <{el.tag} id={el.get('id', '')!r}>: {why}")
-    if not any(el.tag in ("host", "cluster", "cabinet") for el in root.iter()):
-        raise E(f"{where}: the platform has no host")
-
-
-def _unmodelled(el: ET.Element) -> str | None:
-    """Why element ``el`` cannot be modelled, or None."""
-    routing = el.get("routing", "").lower()
-    if routing == "vivaldi" or el.tag == "peer" or "coordinates" in el.attrib:
-        return VIVALDI
-    if routing == "wifi" or el.get("sharing_policy", "").upper() == "WIFI" or (
-            el.tag == "prop" and el.get("id") == "access_point"):
-        return WIFI
-    if el.tag == "prop" and (el.get("id", "").startswith("ns3/") or (
-            el.get("id") == "network/model" and el.get("value", "").lower().replace("-", "") == "ns3")):
-        return NS3
-    return None
 
 
 # -- which way each route crosses each link ----------------------------------------------------------
