@@ -28,6 +28,7 @@ from ..schedule import Schedule
 from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
                      print_violations, schedule_from_args)
 from ..execute.plan import STEPPED_MODES
+from ..emulate.addressing import time_scale_of
 from .emulation import (EMULATION_DEFAULTS, add_emulation_options, add_launch_options, describe_emulation,
                         emulated_hosts, emulation_settings, launcher_args, launcher_of, report_single_flow)
 
@@ -157,7 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   on_modelled_network=args.on_modelled_network, plan=plan,
                                   mode_schedules=mode_schedules, launcher=launcher, progress=args.progress,
                                   prepost=not args.no_prepost, timeline=bool(args.timeline),
-                                  time_scale=time_scale_of(args))
+                                  time_scale=time_scale_of(namespace))
         except ExchangeFailedError as e:
             if e.partial is not None:
                 about = metadata(args, schedule, launcher, mpiexec_args, e.partial.mpi_library, started)
@@ -185,12 +186,6 @@ def selected_mode(path: str, schedule: Schedule) -> str:
     err.print(f"selected by {path}: {choice.mode} ({choice.reason}; these messages average {mean:,.0f} bytes)",
               markup=False)
     return choice.mode
-
-
-def time_scale_of(args: argparse.Namespace) -> float:
-    """The emulated network's time scale (1 without one, or where the emulation options are not
-    given)."""
-    return float(getattr(args, "time_scale", None) or 1.0)
 
 
 def report_timeline(args: argparse.Namespace, result: ExchangeResult, schedule: Schedule,
@@ -299,7 +294,7 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
                 result = run_sizes(sized, sizes, args.modes, own, advance, repeats=args.repeats, warmup=args.warmup,
                                    verify=not args.no_verify, namespaces=namespace, timeout_s=args.timeout,
                                    mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network,
-                                   launcher=launcher)
+                                   launcher=launcher, time_scale=time_scale_of(namespace))
             except SizesFailedError as e:
                 if e.partial.points:
                     about = metadata(args, schedule, launcher, mpiexec_args, e.partial.mpi_library, started, sizes)
@@ -342,7 +337,8 @@ def sized_validity(args: argparse.Namespace, sized: Any, sizes: list[int],
     for size in sizes:
         at = sized(size)
         where = f"{args.schedule or 'the schedule'} {sized.made[size]} for {format_size(size)}"
-        violations += [f"at {format_size(size)}: {v}" for v in checked_schedule(at, args.force, where)]
+        violations += [f"at {format_size(size)}: {v}" for v in checked_schedule(at, getattr(args, "force", False),
+                                                                                where)]
     return {"schedule_valid": not violations, "violations": violations}
 
 

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..io.files import write_document
-from .common import add_schedule_options, algorithm_options, command_help, err, out, schedule_from_args
+from .common import add_schedule_options, algorithm_options, command_help, err, schedule_from_args
 from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of
 
 #: liquidsched's modes measured unless told.
@@ -44,7 +44,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from ..execute.selection import SelectionTable, measured_on
     from ..execute.sizes import SizedSchedules, format_size, run_sizes
     from ..schedulers import plan
-    from .run import STEPPED_OPTIONS, print_unwrapped, sized_validity, stepped_schedules, time_scale_of
+    from ..emulate.addressing import time_scale_of
+    from .run import STEPPED_OPTIONS, print_unwrapped, sized_validity, stepped_schedules
 
     if args.repeats < 1 or args.warmup < 0:
         raise InputError(f"--repeats must be at least 1 and --warmup at least 0, got {args.repeats}, {args.warmup}")
@@ -57,7 +58,6 @@ def cmd_tune(args: argparse.Namespace) -> int:
         options = algorithm_options(args, args.algorithm, shared=STEPPED_OPTIONS)
         replan = lambda traffic: plan(schedule.network, traffic, args.algorithm, **options)  # noqa: E731
     sized = SizedSchedules(schedule, replan)
-    args.force = False
     sized_validity(args, sized, args.sizes, {"violations": []})
     check_memory_on(network, exchange_plan(sized(max(args.sizes))))
     own = (lambda s: stepped_schedules(args, s, modes)) if any(m in STEPPED_MODES for m in modes) else None
@@ -68,10 +68,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = run_sizes(sized, args.sizes, modes, own, on_size=lambda done, total: err.print(
             f"  {done}/{total} sizes measured", markup=False), repeats=args.repeats, warmup=args.warmup,
             verify=True, namespaces=namespace, timeout_s=args.timeout, mpiexec_args=mpiexec_args,
-            on_modelled_network=args.on_modelled_network, launcher=launcher, time_scale=time_scale_of(args))
+            on_modelled_network=args.on_modelled_network, launcher=launcher, time_scale=time_scale_of(namespace))
+        time_scale = time_scale_of(namespace)
     sweep = result.to_dict()
     about = measured_on(schedule.network, sweep["hosts"], result.mpi_library, result.network,
-                        getattr(args, "buffers", None), time_scale_of(args), schedule.traffic.name)
+                        getattr(args, "buffers", None), time_scale, schedule.traffic.name)
     table = SelectionTable.from_sweep(sweep, about)
     write_document(table.to_dict(), args.output)
     if args.plot:

@@ -52,8 +52,9 @@ from typing import Any, Callable, ContextManager, Iterator, Mapping, NamedTuple,
 
 from ..errors import BackendError, InputError
 from ..network import Network
-from . import (HERE_NETWORKS, NAMESPACE_ENV, SRUN_NAMESPACES, Launcher, _env_prefix, launch_command, network_kind,
-               resolve_launcher)
+from ..emulate.addressing import time_scale_of
+from . import HERE_NETWORKS, NAMESPACE_ENV, SRUN_NAMESPACES, Launcher, network_kind, resolve_launcher
+from .pmpi import application_command
 
 #: The signals a launch owns while it runs.
 GUARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -514,6 +515,7 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
     build = emulation or default_emulation(emulation_settings)
     started = time.monotonic()
     with SignalGuard() as guard, contextlib.ExitStack() as stack:
+        fabric = None
         if library is not None:
             from ..io.fabric import save_fabric
 
@@ -521,20 +523,17 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
             os.chmod(tmp, 0o755)
             fabric = tmp / f"{_file_name(network.name)}.fabric"
             save_fabric(network, ranks_hosts, fabric)
-            previous = os.environ.get("LD_PRELOAD")
-            settings["LD_PRELOAD"] = f"{library}:{previous}" if previous else str(library)
-            settings["LIQUIDSCHED_FABRIC"] = str(fabric)
         if table is not None:
             settings["LIQUIDSCHED_SELECTION"] = str(table)
         try:
             namespace = stack.enter_context(build(network, emulate, prefix))
             guard.reclaim()
             namespaces = None if namespace is None else [namespace[h] for h in ranks_hosts]
-            cmd = launch_command(len(ranks_hosts), None, namespaces, launcher, extra_args=launcher_args,
-                                 argv=[*_env_prefix(settings), *argv])
-            say(_placement(network, ranks_hosts, where, prefix, _time_scale(namespace)))
+            cmd = application_command(argv, len(ranks_hosts), fabric, library, namespaces, settings, launcher,
+                                      launcher_args)
+            say(_placement(network, ranks_hosts, where, prefix, time_scale_of(namespace)))
             if library is not None:
-                say(f"interposition library preloaded: {library}, fabric {settings['LIQUIDSCHED_FABRIC']}"
+                say(f"interposition library preloaded: {library}, fabric {fabric}"
                     + (f", selection {table}" if table is not None else ""))
             returncode, timed_out, killed, forwarded = run_application(cmd, guard, timeout_s, grace_s)
         except KeyboardInterrupt as e:
@@ -571,12 +570,6 @@ def _signal_of(interrupt: KeyboardInterrupt) -> int:
 def _file_name(name: str) -> str:
     """A network's name as a file name: ``crossbar_n_3``."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80] or "network"
-
-
-def _time_scale(namespace: Mapping[str, str] | None) -> float:
-    from ..emulate import time_scale_of
-
-    return time_scale_of(namespace) if namespace is not None else 1.0  # type: ignore[arg-type]
 
 
 def _placement(network: Network, hosts: list[str], where: str, prefix: str | None, time_scale: float = 1.0) -> str:

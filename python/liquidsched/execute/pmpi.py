@@ -67,14 +67,16 @@ def build_pmpi(mpicc: str | None = None, timeout_s: float = 900.0) -> PmpiBuild:
 
 def application_command(argv: Sequence[str], ranks: int, fabric: str | os.PathLike | None = None,
                         library: str | os.PathLike | None = None, namespaces: Sequence[str] | None = None,
-                        env: Mapping[str, str] | None = None, launcher: Launcher | str | None = None) -> list[str]:
+                        env: Mapping[str, str] | None = None, launcher: Launcher | str | None = None,
+                        extra_args: Sequence[str] = ()) -> list[str]:
     """The command that runs ``argv`` on ``ranks`` ranks (:func:`~liquidsched.execute.launch_command`),
     with the interposition ``library`` preloaded and ``fabric`` named when given (without them:
     the MPI library's own collectives), rank ``r`` in network namespace ``namespaces[r]`` when
     given.
 
-    The preload is set inside each rank's command (``env LD_PRELOAD=…``), never on the launcher
-    or ``ip``, which are not MPI programs.
+    The preload is set inside each rank's command (``env LD_PRELOAD=…``, in front of what this
+    process's ``LD_PRELOAD`` already names), never on the launcher or ``ip``, which are not MPI
+    programs. ``extra_args`` go to the launcher.
 
     Examples
     --------
@@ -85,10 +87,12 @@ def application_command(argv: Sequence[str], ranks: int, fabric: str | os.PathLi
         raise InputError(f"an application needs at least one rank, got {ranks}")
     settings = dict(env or {})
     if library is not None:
-        settings["LD_PRELOAD"] = str(library)
+        previous = os.environ.get("LD_PRELOAD")
+        settings["LD_PRELOAD"] = f"{library}:{previous}" if previous else str(library)
     if fabric is not None:
         settings["LIQUIDSCHED_FABRIC"] = str(fabric)
-    return launch_command(ranks, None, namespaces, launcher, argv=[*_env_prefix(settings), *argv])
+    return launch_command(ranks, None, namespaces, launcher, extra_args=extra_args,
+                          argv=[*_env_prefix(settings), *argv])
 
 
 def parse_results(stdout: str) -> list[dict[str, str | int | float]]:

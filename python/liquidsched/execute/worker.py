@@ -126,15 +126,18 @@ class RankExchange:
     def started_send(self, pending: Pending, m: Message) -> None:
         pending.add(self.start_send(m), "send", m.transfer, m.frame, MPI.Wtime())
 
+    def seen(self, pending: Pending, k: int, now: float) -> None:
+        """Record that request ``k`` of ``pending`` was seen complete at ``now``."""
+        if self.timeline is not None:
+            kind, transfer, frame, posted = pending.labels[k]
+            self.timeline.add(kind, transfer, frame, posted, now)
+
     def finish(self, pending: Pending) -> None:
         """Complete every request of ``pending``, recording each as it completes."""
-        timeline = self.timeline
-        if timeline is None:
+        if self.timeline is None:
             self.progress.wait(MPI, pending.requests)
         else:
-            labels = pending.labels
-            self.progress.wait(MPI, pending.requests,
-                               lambda k, now: timeline.add(labels[k][0], labels[k][1], labels[k][2], labels[k][3], now))
+            self.progress.wait(MPI, pending.requests, lambda k, now: self.seen(pending, k, now))
         pending.requests.clear()
         pending.labels.clear()
 
@@ -253,28 +256,25 @@ class RankExchange:
         for src, dst, nbytes, s_off, r_off in self.plan.regions:
             if src == me and dst == me:
                 self.recv[r_off:r_off + nbytes] = self.send[s_off:s_off + nbytes]
+        # A chunk has a message's fields (offsets, bytes, peers, tag) and never stays on its rank.
         pending = Pending()
         for c in self.chunks:
             if c.dst == me:
-                request = self.comm.Irecv([self.recv[c.recv_offset:c.recv_offset + c.nbytes], MPI.BYTE], c.src, c.tag)
-                pending.add(request, "recv", c.transfer, -1, MPI.Wtime())
+                pending.add(self.post_recv(c), "recv", c.transfer, -1, MPI.Wtime())
         mine = [c for c in self.chunks if c.src == me]
-        timeline, labels = self.timeline, pending.labels
         left, following = len(pending.requests), 0
         while following < len(mine) or left:
             now = MPI.Wtime()
             while following < len(mine) and mine[following].due_s <= now - origin:
                 c = mine[following]
-                request = self.comm.Isend([self.send[c.send_offset:c.send_offset + c.nbytes], MPI.BYTE], c.dst, c.tag)
-                pending.add(request, "send", c.transfer, -1, now)
+                pending.add(self.start_send(c), "send", c.transfer, -1, now)
                 following += 1
                 left += 1
             found = MPI.Request.Testsome(pending.requests) if left else None
             if found:
                 seen = MPI.Wtime()
                 for k in found:
-                    if timeline is not None:
-                        timeline.add(labels[k][0], labels[k][1], labels[k][2], labels[k][3], seen)
+                    self.seen(pending, k, seen)
                 left -= len(found)
                 continue
             due = mine[following].due_s - (now - origin) if following < len(mine) else LONGEST_NAP_S
