@@ -12,7 +12,7 @@
 //! larger length), and its one-transfer case on the remaining traffic of every schedule-tree
 //! node whose frames left are exactly what a resource needs (a *tight* resource).
 
-use super::{has, Traffic};
+use super::traffic::{has, Traffic};
 use crate::slots::frames_for;
 
 /// Scratch space of the conflict tests, reused between resources.
@@ -174,4 +174,41 @@ pub(super) fn tight_resource_blocked(
         });
         blocked
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extra_frames_bound;
+    use crate::liquid::traffic::Traffic;
+    use crate::liquid::{liquid_schedule, SearchOptions};
+    use crate::testing::{brute_force_frames, random_slot_traffic, Rng};
+
+    #[test]
+    fn a_transfer_conflicting_with_a_full_bottleneck_raises_the_bound() {
+        // Resource 0 carries three transfers (Λ = 3); transfer 3 uses resources 1 and 2, which
+        // every transfer of resource 0 also uses one of: a fourth frame is needed.
+        let paths = vec![vec![0, 1], vec![0, 1], vec![0, 2], vec![1, 2]];
+        let traffic = Traffic::new(&paths, 3, &[]).unwrap();
+        assert_eq!(traffic.duration(), 3);
+        assert_eq!(extra_frames_bound(&traffic), 4);
+        let r = liquid_schedule(&paths, 3, &[], &SearchOptions::default()).unwrap();
+        assert_eq!((r.frames.len(), r.lower_bound, r.optimal), (4, 4, true));
+        // With two slots on resource 1, transfer 3 fits beside a transfer of resource 0.
+        let traffic = Traffic::new(&paths, 3, &[1, 2, 1]).unwrap();
+        assert_eq!(extra_frames_bound(&traffic), 3);
+        assert_eq!(brute_force_frames(&paths, &[1, 2, 1]), 3);
+    }
+
+    #[test]
+    fn the_bound_never_exceeds_the_optimum() {
+        let mut rng = Rng(5550123);
+        for _ in 0..400 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let traffic = Traffic::new(&paths, slots.len(), &slots).unwrap();
+            assert!(
+                extra_frames_bound(&traffic) as usize <= brute_force_frames(&paths, &slots),
+                "{paths:?} {slots:?}"
+            );
+        }
+    }
 }

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::Traffic;
+use super::traffic::Traffic;
 use crate::error::CoreResult;
 
 /// A group of automorphisms acting freely on the transfers of a traffic.
@@ -133,4 +133,66 @@ fn is_permutation(perm: &[u32]) -> bool {
     perm.iter().all(|&s| {
         (s as usize) < perm.len() && !std::mem::replace(&mut seen[s as usize], true)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::liquid::tests::ring_all_to_all;
+    use crate::liquid::{liquid_schedule, SearchOptions, Source};
+    use crate::testing::is_valid_schedule;
+
+    /// The rotation of the ring by `k`, as a permutation of its resources.
+    fn rotation(n: u32, k: u32) -> Vec<u32> {
+        (0..3 * n).map(|r| (r / n) * n + (r % n + k) % n).collect()
+    }
+
+    #[test]
+    fn rotations_of_a_ring_cover_its_frames() {
+        // n = 5: Λ = 1 + 2 + 3 + 4 = 10 on each ring link, twice the order of the rotations.
+        let n = 5;
+        let paths = ring_all_to_all(n);
+        let group: Vec<Vec<u32>> = (0..n).map(|k| rotation(n, k)).collect();
+        let opts = SearchOptions {
+            symmetry: group.clone(),
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 3 * n as usize, &[], &opts).unwrap();
+        assert_eq!(r.duration, 10);
+        assert!(r.liquid && r.optimal && is_valid_schedule(&paths, &r.frames));
+        assert_eq!((r.source, r.symmetry_order), (Source::Symmetric, 5));
+        // Every frame's rotations are frames of the schedule.
+        let as_paths = |frame: &[u32], rot: &[u32]| {
+            let mut f: Vec<Vec<u32>> = frame
+                .iter()
+                .map(|&t| {
+                    let mut p: Vec<u32> = paths[t as usize].iter().map(|&x| rot[x as usize]).collect();
+                    p.sort_unstable();
+                    p
+                })
+                .collect();
+            f.sort();
+            f
+        };
+        let frames: Vec<Vec<Vec<u32>>> = r.frames.iter().map(|f| as_paths(f, &group[0])).collect();
+        for f in &r.frames {
+            for rot in &group {
+                assert!(frames.contains(&as_paths(f, rot)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_permutation_that_is_no_automorphism_is_ignored() {
+        let n = 4;
+        let paths = ring_all_to_all(n);
+        let mut wrong = rotation(n, 0);
+        wrong.swap(0, n as usize);
+        let opts = SearchOptions {
+            symmetry: vec![wrong],
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 3 * n as usize, &[], &opts).unwrap();
+        assert_eq!(r.symmetry_order, 1);
+        assert!(r.liquid && is_valid_schedule(&paths, &r.frames));
+    }
 }

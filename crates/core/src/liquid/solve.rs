@@ -1,0 +1,299 @@
+//! A schedule of the whole traffic: the symmetric attempt first when a group is given, then
+//! the search for each target length from the proven lower bound up (with restarts on traffics
+//! with slots) until a schedule is found or the optimum proven, and, when a budget runs out,
+//! the best schedule known (see `completion`).
+
+use std::time::Instant;
+
+use super::completion::best_known;
+use super::result::finish;
+use super::search::{Mode, Outcome, Search};
+use super::symmetry::Group;
+use super::traffic::Traffic;
+use super::{bounds, Deadlines, SearchOptions, SearchResult, Source};
+use crate::coloring::dsatur_until;
+use crate::error::CoreResult;
+
+pub(super) fn search_schedule(
+    traffic: &Traffic,
+    opts: &SearchOptions,
+    deadlines: Deadlines,
+) -> CoreResult<SearchResult> {
+    let lambda = traffic.duration();
+    let bound = if opts.bounds {
+        bounds::extra_frames_bound(traffic)
+    } else {
+        lambda
+    };
+    let mut result = SearchResult {
+        frames: Vec::new(),
+        duration: lambda,
+        lower_bound: bound,
+        liquid: false,
+        optimal: false,
+        nodes: 0,
+        frames_tried: 0,
+        memo_hits: 0,
+        stopped_by: None,
+        source: Source::Search,
+        restarts: 0,
+        memory_bytes: 0,
+        symmetry_order: 1,
+    };
+    let mut node_limit = opts.node_limit;
+    let mut search_deadline = deadlines.search;
+    if bound == lambda && !opts.symmetry.is_empty() {
+        if let Some(group) = Group::of_traffic(traffic, &opts.symmetry) {
+            if (lambda as usize).is_multiple_of(group.order()) {
+                let found = symmetric_schedule(traffic, &group, opts, search_deadline)?;
+                result.nodes = found.nodes;
+                result.memory_bytes = found.memory_bytes;
+                if let Some(frames) = found.frames {
+                    result.frames = frames;
+                    result.source = Source::Symmetric;
+                    result.symmetry_order = group.order() as u32;
+                    return Ok(finish(result, lambda));
+                }
+                node_limit = node_limit.map(|n| n.saturating_sub(found.nodes));
+                if node_limit == Some(0) {
+                    // The whole node budget went to the symmetric attempt.
+                    search_deadline = Some(Instant::now());
+                }
+            }
+        }
+    }
+    let plain_opts;
+    let opts = if node_limit != opts.node_limit {
+        plain_opts = SearchOptions {
+            node_limit,
+            ..opts.clone()
+        };
+        &plain_opts
+    } else {
+        opts
+    };
+    let mut search = Search::new(traffic, opts, Mode::Schedule, search_deadline);
+    search.nodes = result.nodes;
+    // The incumbent is computed only when the liquid search does not settle the question.
+    let mut incumbent: Option<(Vec<Vec<u32>>, Source)> = None;
+    let mut target = bound;
+    if bound > lambda && !opts.optimize {
+        // No liquid schedule exists, and the optimum is not asked for.
+        incumbent = Some(best_known(traffic, &[], deadlines.answer));
+    } else {
+        // With slots, a frame is a count to meet on several resources at once, and the search
+        // is heavy-tailed: attempts with a doubling node budget and another tie-break each,
+        // keeping the sub-traffics proven to fail, settle what one long attempt may not. The
+        // last attempt always runs to the end, so proofs stay complete. Uniform traffics search
+        // in one attempt.
+        let restarts = !traffic.unit;
+        let mut attempt_nodes = opts.first_attempt_nodes.max(1);
+        search.attempt_end = restarts.then(|| search.nodes.saturating_add(attempt_nodes));
+        let mut outcome = search.run(target);
+        loop {
+            match outcome {
+                Outcome::Stopped if search.restart_due => {
+                    search.restart_due = false;
+                    search.salt = search.salt.wrapping_add(0x6D2B_79F5) | 1;
+                    attempt_nodes = attempt_nodes.saturating_mul(2);
+                    search.attempt_end = Some(search.nodes.saturating_add(attempt_nodes));
+                    search.reset();
+                    search.restarts += 1;
+                    outcome = search.level(0);
+                }
+                Outcome::Found => {
+                    result.frames = std::mem::take(&mut search.frames);
+                    result.lower_bound = target
+                        .min(result.frames.len() as u32)
+                        .max(result.lower_bound);
+                    result.source = Source::Search;
+                    break;
+                }
+                Outcome::Exhausted => {
+                    result.lower_bound = target + 1;
+                    let best = incumbent.get_or_insert_with(|| {
+                        best_known(traffic, &search.best_partial, deadlines.answer)
+                    });
+                    if !opts.optimize || best.0.len() as u32 <= result.lower_bound {
+                        break;
+                    }
+                    target += 1;
+                    attempt_nodes = opts.first_attempt_nodes.max(1);
+                    search.attempt_end =
+                        restarts.then(|| search.nodes.saturating_add(attempt_nodes));
+                    outcome = search.run(target);
+                }
+                Outcome::Stopped => {
+                    result.stopped_by = search.stopped_by;
+                    // The deepest partial schedule completed, or DSatur alone when it is
+                    // shorter and there is time for it.
+                    let partial = best_known(traffic, &search.best_partial, deadlines.answer);
+                    let whole = match &incumbent {
+                        Some(_) => None,
+                        None if search.best_partial.is_empty() => None,
+                        None => dsatur_until(&traffic.paths, traffic.users.len(), &traffic.slots, deadlines.answer)
+                            .expect("paths and slots were validated")
+                            .map(|frames| (frames, Source::Dsatur)),
+                    };
+                    for candidate in [Some(partial), whole].into_iter().flatten() {
+                        match &incumbent {
+                            Some(best) if best.0.len() <= candidate.0.len() => {}
+                            _ => incumbent = Some(candidate),
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    if result.frames.is_empty() && traffic.len() > 0 {
+        let (frames, source) =
+            incumbent.expect("an incumbent exists when the search did not find one");
+        result.frames = frames;
+        result.source = source;
+    }
+    result.nodes = search.nodes;
+    result.frames_tried = search.frames_tried;
+    result.memo_hits = search.memo_hits;
+    result.restarts = search.restarts;
+    result.memory_bytes = result.memory_bytes.max(search.memory_bytes());
+    Ok(finish(result, lambda))
+}
+
+/// What the symmetric attempt found, and what it cost.
+struct SymmetricOutcome {
+    frames: Option<Vec<Vec<u32>>>,
+    nodes: u64,
+    memory_bytes: u64,
+}
+
+/// Search a liquid schedule group by group under `group` (see `symmetry`), within
+/// `opts.symmetric_nodes` nodes, the node limit, and half the time left.
+fn symmetric_schedule(
+    traffic: &Traffic,
+    group: &Group,
+    opts: &SearchOptions,
+    deadline: Option<Instant>,
+) -> CoreResult<SymmetricOutcome> {
+    let marked = group.with_orbit_resources(traffic)?;
+    let nodes = opts
+        .node_limit
+        .map_or(opts.symmetric_nodes, |n| n.min(opts.symmetric_nodes));
+    let sym_opts = SearchOptions {
+        node_limit: Some(nodes),
+        ..opts.clone()
+    };
+    let now = Instant::now();
+    let half = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
+    let mut search = Search::new(&marked, &sym_opts, Mode::Schedule, half);
+    search.group = Some(group);
+    let out = search.run(traffic.duration());
+    Ok(SymmetricOutcome {
+        frames: (out == Outcome::Found).then(|| std::mem::take(&mut search.frames)),
+        nodes: search.nodes,
+        memory_bytes: search.memory_bytes(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::liquid::{liquid_schedule, SearchOptions, Source};
+    use crate::testing::{
+        brute_force_frames, is_valid_schedule, is_valid_with_slots, random_slot_traffic,
+        two_switch_paths, Rng,
+    };
+
+    #[test]
+    fn two_switch_is_liquid_in_six_frames() {
+        let paths = two_switch_paths();
+        let r = liquid_schedule(&paths, 12, &[], &SearchOptions::default()).unwrap();
+        assert_eq!(r.duration, 6);
+        assert_eq!(r.frames.len(), 6);
+        assert!(r.liquid && r.optimal);
+        assert!(is_valid_schedule(&paths, &r.frames));
+        assert_eq!(r.source, Source::Search);
+    }
+
+    #[test]
+    fn fig7_triangle_has_no_liquid_schedule() {
+        // Three transfers, each on two of three links: every pair conflicts, Λ = 2.
+        let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
+        let r = liquid_schedule(&paths, 3, &[], &SearchOptions::default()).unwrap();
+        assert_eq!(r.duration, 2);
+        assert_eq!(r.frames.len(), 3);
+        assert!(!r.liquid && r.optimal);
+        assert_eq!(r.lower_bound, 3);
+        assert!(is_valid_schedule(&paths, &r.frames));
+    }
+
+    #[test]
+    fn without_optimize_the_proof_stops_at_lambda_plus_one() {
+        let paths = vec![
+            vec![0, 1],
+            vec![1, 2],
+            vec![2, 0],
+            vec![3, 4],
+            vec![4, 5],
+            vec![5, 3],
+        ];
+        let opts = SearchOptions {
+            optimize: false,
+            ..SearchOptions::default()
+        };
+        let r = liquid_schedule(&paths, 6, &[], &opts).unwrap();
+        assert_eq!(r.lower_bound, 3);
+        assert!(is_valid_schedule(&paths, &r.frames));
+    }
+
+    #[test]
+    fn agrees_with_brute_force_on_small_traffics() {
+        // One slot everywhere; the Python property tests cover random topologies.
+        let mut rng = Rng(12345);
+        for _ in 0..300 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let resources = slots.len();
+            let best = brute_force_frames(&paths, &vec![1; resources]);
+            for opts in [
+                SearchOptions::default(),
+                SearchOptions {
+                    memo: false,
+                    guided: false,
+                    skeleton: false,
+                    ..SearchOptions::default()
+                },
+            ] {
+                let r = liquid_schedule(&paths, resources, &[], &opts).unwrap();
+                assert!(is_valid_schedule(&paths, &r.frames), "{paths:?}");
+                assert_eq!(r.frames.len(), best, "{paths:?}");
+                assert!(r.optimal);
+            }
+        }
+    }
+
+    #[test]
+    fn restarts_keep_the_search_exact() {
+        // Attempts of 1, 2, 4, ... nodes: many restarts, and still the optimum with its proof.
+        let mut rng = Rng(31337);
+        let opts = SearchOptions {
+            first_attempt_nodes: 1,
+            ..SearchOptions::default()
+        };
+        let mut restarted = 0;
+        for _ in 0..300 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            if slots.iter().all(|&k| k == 1) {
+                continue;
+            }
+            let r = liquid_schedule(&paths, slots.len(), &slots, &opts).unwrap();
+            assert!(is_valid_with_slots(&paths, &slots, &r.frames));
+            assert_eq!(
+                r.frames.len(),
+                brute_force_frames(&paths, &slots),
+                "{paths:?} {slots:?}"
+            );
+            assert!(r.optimal && r.stopped_by.is_none());
+            restarted += (r.restarts > 0) as u32;
+        }
+        assert!(restarted > 50);
+    }
+}
