@@ -1,0 +1,170 @@
+//! Conflict degrees for DSatur's tie-break: how many distinct transfers each transfer shares a
+//! resource with, counted along a trie of the paths; and the incidence lists (resources of each
+//! transfer, transfers of each resource) they and DSatur's cliques are built on.
+
+use super::dsatur::Clock;
+
+/// Resource lists indexed both ways: the distinct resources of each transfer (a resource listed
+/// twice in a path once), and the transfers of each resource in increasing order.
+pub(super) struct Incidence {
+    /// Resources of transfer `t`: `resource[path_start[t]..path_start[t + 1]]`.
+    pub(super) path_start: Vec<usize>,
+    pub(super) resource: Vec<u32>,
+    /// Transfers of resource `r`: `transfer[user_start[r]..user_start[r + 1]]`; entry `e`
+    /// stands for `resource[occurrence[e]]` in the path of `transfer[e]`.
+    pub(super) user_start: Vec<usize>,
+    pub(super) transfer: Vec<u32>,
+    pub(super) occurrence: Vec<u32>,
+}
+
+impl Incidence {
+    pub(super) fn new<'a>(paths: impl Iterator<Item = &'a [u32]>, resources: usize) -> Self {
+        let mut path_start = vec![0];
+        let mut resource = Vec::new();
+        // seen[r] == t + 1: r already in the path of transfer t.
+        let mut seen = vec![0usize; resources];
+        for (t, path) in paths.enumerate() {
+            for &r in path {
+                if std::mem::replace(&mut seen[r as usize], t + 1) != t + 1 {
+                    resource.push(r);
+                }
+            }
+            path_start.push(resource.len());
+        }
+        let mut user_start = vec![0usize; resources + 1];
+        for &r in &resource {
+            user_start[r as usize + 1] += 1;
+        }
+        for r in 0..resources {
+            user_start[r + 1] += user_start[r];
+        }
+        let mut fill = user_start[..resources].to_vec();
+        let mut transfer = vec![0u32; resource.len()];
+        let mut occurrence = vec![0u32; resource.len()];
+        for t in 0..path_start.len() - 1 {
+            let first = path_start[t];
+            for (i, &r) in resource[first..path_start[t + 1]].iter().enumerate() {
+                let r = r as usize;
+                transfer[fill[r]] = t as u32;
+                occurrence[fill[r]] = (first + i) as u32;
+                fill[r] += 1;
+            }
+        }
+        Incidence {
+            path_start,
+            resource,
+            user_start,
+            transfer,
+            occurrence,
+        }
+    }
+
+    pub(super) fn path(&self, t: usize) -> &[u32] {
+        &self.resource[self.path_start[t]..self.path_start[t + 1]]
+    }
+
+    fn users(&self, r: usize) -> &[u32] {
+        &self.transfer[self.user_start[r]..self.user_start[r + 1]]
+    }
+}
+
+/// Number of distinct transfers each transfer conflicts with; `None` if `clock` expired.
+///
+/// The union of the transfers of a path's resources is counted along a trie of the paths,
+/// their resources sorted most used first: paths that start alike (the resources they share
+/// with many others) count those resources' transfers once for all of them. A transfer is
+/// marked with the trie node that counted it, and is in the union at a node while that node is
+/// on the way down to it.
+pub(super) fn conflict_degrees(paths: &[Vec<u32>], resources: usize, clock: &mut Clock) -> Option<Vec<u32>> {
+    let n = paths.len();
+    let lists = Incidence::new(paths.iter().map(|p| &p[..]), resources);
+    if clock.passed() {
+        return None;
+    }
+    // Resources renamed by decreasing number of transfers.
+    let mut by_use: Vec<u32> = (0..resources as u32).collect();
+    by_use.sort_by_key(|&r| std::cmp::Reverse(lists.users(r as usize).len()));
+    let mut rank = vec![0u32; resources];
+    for (i, &r) in by_use.iter().enumerate() {
+        rank[r as usize] = i as u32;
+    }
+    let mut keyed: Vec<u32> = lists.resource.iter().map(|&r| rank[r as usize]).collect();
+    for t in 0..n {
+        keyed[lists.path_start[t]..lists.path_start[t + 1]].sort_unstable();
+    }
+    let key = |t: u32| &keyed[lists.path_start[t as usize]..lists.path_start[t as usize + 1]];
+    let mut sweep: Vec<u32> = (0..n as u32).collect();
+    sweep.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+    if clock.passed() {
+        return None;
+    }
+    // mark[u]: (depth, node) of the trie node that counted u.
+    let mut mark = vec![(u32::MAX, 0u32); n];
+    // The way down to the current node: its resources, nodes, and the transfers counted.
+    let mut down: Vec<u32> = Vec::new();
+    let mut node_at: Vec<u32> = Vec::new();
+    let mut union: Vec<u32> = vec![0];
+    let mut nodes = 0u32;
+    let mut degree = vec![0u32; n];
+    for &v in &sweep {
+        if clock.expired() {
+            return None;
+        }
+        let path = key(v);
+        let common = path.iter().zip(&down).take_while(|(a, b)| a == b).count();
+        down.truncate(common);
+        node_at.truncate(common);
+        union.truncate(common + 1);
+        for depth in common..path.len() {
+            let node = nodes;
+            nodes += 1;
+            down.push(path[depth]);
+            node_at.push(node);
+            let mut added = 0;
+            for &u in lists.users(by_use[path[depth] as usize] as usize) {
+                let (d, m) = mark[u as usize];
+                if node_at.get(d as usize) != Some(&m) {
+                    mark[u as usize] = (depth as u32, node);
+                    added += 1;
+                }
+            }
+            union.push(union[depth] + added);
+        }
+        // The union holds v itself unless its path is empty.
+        degree[v as usize] = union[path.len()].saturating_sub(1);
+    }
+    Some(degree)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coloring::tests::random_traffic;
+    use crate::testing::Rng;
+
+    #[test]
+    fn degrees_count_each_conflicting_transfer_once() {
+        let mut rng = Rng(404);
+        for round in 0..300u64 {
+            let n = rng.below(120) as usize;
+            let resources = 1 + rng.below(25) as usize;
+            let (mut paths, _) = random_traffic(&mut rng, n, resources, 1, 6, round % 3 == 2);
+            if round % 7 == 0 && n > 0 {
+                paths[0].clear();
+            }
+            let expected: Vec<u32> = (0..n)
+                .map(|v| {
+                    (0..n)
+                        .filter(|&u| u != v && paths[u].iter().any(|r| paths[v].contains(r)))
+                        .count() as u32
+                })
+                .collect();
+            let mut clock = Clock::new(None);
+            assert_eq!(
+                conflict_degrees(&paths, resources, &mut clock),
+                Some(expected),
+                "{paths:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! DSatur: the uncoloured transfer of highest saturation (then degree, then index) takes the
+//! lowest colour none of its resources is full in, and a colour that fills a resource is pushed
+//! to that resource's uncoloured transfers. The conflict graph is its cliques (`Cliques`), the
+//! vertices wait in a max tree, and the colours full on each resource and blocked for each
+//! vertex are column bitsets; [`dsatur_until`] gives up at a deadline (`Clock`).
+
+use std::time::Instant;
+
+use super::degrees::{conflict_degrees, Incidence};
+use crate::error::CoreResult;
+use crate::slots::{check_paths, checked_slots};
+
+/// Colour classes (frames) of a DSatur colouring, each a list of transfer indices in
+/// increasing order; frames are ordered by colour. `slots[r]` is the number of transfers
+/// resource `r` carries at once (empty: one each).
+///
+/// The next vertex coloured is the uncoloured one of highest saturation, then of highest
+/// conflict degree (distinct transfers it shares a resource with), then of lowest index; it
+/// takes the lowest colour that none of its resources is full in.
+pub fn dsatur(paths: &[Vec<u32>], resources: usize, slots: &[u32]) -> CoreResult<Vec<Vec<u32>>> {
+    Ok(dsatur_until(paths, resources, slots, None)?.expect("no deadline to pass"))
+}
+
+/// [`dsatur`], given up when `deadline` passes: `Ok(None)` then, otherwise the same frames as
+/// [`dsatur`] (`None`: no deadline).
+///
+/// For a search that has spent its budget and must still hand back a complete schedule: it
+/// completes its partial schedule with DSatur if DSatur finishes in what is left of the budget,
+/// and with [`first_fit`](super::first_fit()) otherwise. The clock is read between the phases of
+/// the work and every 256 vertices while the degrees are counted and while colouring, so it
+/// overruns the deadline by little.
+pub fn dsatur_until(
+    paths: &[Vec<u32>],
+    resources: usize,
+    slots: &[u32],
+    deadline: Option<Instant>,
+) -> CoreResult<Option<Vec<Vec<u32>>>> {
+    let slots = checked_slots(slots, resources)?;
+    check_paths(paths, resources)?;
+    let clock = &mut Clock::new(deadline);
+    if clock.passed() {
+        return Ok(None);
+    }
+    let n = paths.len();
+    let Some(degree) = conflict_degrees(paths, resources, clock) else {
+        return Ok(None);
+    };
+    // Vertices renamed in the order of the tie-break, highest degree then lowest index, so the
+    // first leaf of largest key in the tree is the vertex to colour.
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by_key(|&v| std::cmp::Reverse(degree[v as usize]));
+    drop(degree);
+    let mut graph = Cliques::new(order.iter().map(|&v| &paths[v as usize][..]), resources);
+    if clock.passed() {
+        return Ok(None);
+    }
+    let mut queue = MaxTree::new(n);
+    let mut full = FullColours::new(resources);
+    let mut blocked = BlockedColours::new(n);
+    let mut frames: Vec<Vec<u32>> = Vec::new();
+    // in_colour[r][c]: transfers of colour c on resource r (kept for resources with slots only).
+    let mut in_colour: Vec<Vec<u32>> = vec![Vec::new(); resources];
+    for _ in 0..n {
+        if clock.expired() {
+            return Ok(None);
+        }
+        let v = queue.leftmost_max();
+        queue.remove(v);
+        graph.remove(v);
+        let c = full.smallest_free(graph.path(v));
+        if c as usize == frames.len() {
+            frames.push(Vec::new());
+            full.make_room(frames.len());
+            blocked.make_room(frames.len());
+        }
+        frames[c as usize].push(order[v]);
+        for &r in &paths[order[v] as usize] {
+            let k = slots[r as usize];
+            if k > 1 {
+                let counts = &mut in_colour[r as usize];
+                if counts.len() <= c as usize {
+                    counts.resize(c as usize + 1, 0);
+                }
+                counts[c as usize] += 1;
+                if counts[c as usize] < k {
+                    continue;
+                }
+            }
+            // Full already only if r is twice in the path.
+            if full.contains(r, c) {
+                continue;
+            }
+            full.insert(r, c);
+            let (column, bit) = blocked.column(c);
+            for &u in graph.uncoloured(r) {
+                let word = &mut column[u as usize];
+                if *word & bit == 0 {
+                    *word |= bit;
+                    queue.raise(u as usize);
+                }
+            }
+        }
+    }
+    for f in &mut frames {
+        f.sort_unstable();
+    }
+    Ok(Some(frames))
+}
+
+/// A deadline, if any, and a count of the calls to [`Clock::expired`], which reads the clock at
+/// the first call and every [`Clock::EVERY`] calls after it.
+pub(super) struct Clock {
+    deadline: Option<Instant>,
+    calls: u32,
+}
+
+impl Clock {
+    const EVERY: u32 = 256;
+
+    pub(super) fn new(deadline: Option<Instant>) -> Self {
+        Clock { deadline, calls: 0 }
+    }
+
+    /// True if the clock, read now, is past the deadline (between the phases of the work).
+    pub(super) fn passed(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// True if the clock is read at this call and is past the deadline.
+    pub(super) fn expired(&mut self) -> bool {
+        let Some(deadline) = self.deadline else {
+            return false;
+        };
+        let read = self.calls.is_multiple_of(Self::EVERY);
+        self.calls = self.calls.wrapping_add(1);
+        read && Instant::now() >= deadline
+    }
+}
+
+/// The cliques of the conflict graph (the transfers of each resource), each list with its
+/// uncoloured transfers first, in no particular order.
+struct Cliques {
+    lists: Incidence,
+    /// Uncoloured transfers of resource `r`: the first `live[r]` of its list.
+    live: Vec<u32>,
+    /// Entry in the lists of each occurrence of a resource in a path.
+    entry: Vec<u32>,
+}
+
+impl Cliques {
+    fn new<'a>(paths: impl Iterator<Item = &'a [u32]>, resources: usize) -> Self {
+        let lists = Incidence::new(paths, resources);
+        let live = (0..resources)
+            .map(|r| (lists.user_start[r + 1] - lists.user_start[r]) as u32)
+            .collect();
+        let mut entry = vec![0u32; lists.resource.len()];
+        for (e, &o) in lists.occurrence.iter().enumerate() {
+            entry[o as usize] = e as u32;
+        }
+        Cliques { lists, live, entry }
+    }
+
+    fn path(&self, t: usize) -> &[u32] {
+        self.lists.path(t)
+    }
+
+    /// The uncoloured transfers of resource `r`, in no particular order.
+    fn uncoloured(&self, r: u32) -> &[u32] {
+        let start = self.lists.user_start[r as usize];
+        &self.lists.transfer[start..start + self.live[r as usize] as usize]
+    }
+
+    /// Take transfer `t` out of the uncoloured transfers of its resources.
+    fn remove(&mut self, t: usize) {
+        let lists = &mut self.lists;
+        for o in lists.path_start[t]..lists.path_start[t + 1] {
+            let r = lists.resource[o] as usize;
+            let e = self.entry[o] as usize;
+            self.live[r] -= 1;
+            let last = lists.user_start[r] + self.live[r] as usize;
+            lists.transfer.swap(e, last);
+            lists.occurrence.swap(e, last);
+            self.entry[lists.occurrence[e] as usize] = e as u32;
+            self.entry[o] = last as u32;
+        }
+    }
+}
+
+/// A key per leaf (0: removed; otherwise one more than the saturation of the leaf's vertex)
+/// in a complete binary tree whose inner nodes hold the largest key below them.
+struct MaxTree {
+    size: usize,
+    node: Vec<u32>,
+}
+
+impl MaxTree {
+    /// `n` leaves of key 1 (saturation 0).
+    fn new(n: usize) -> Self {
+        let size = n.next_power_of_two().max(1);
+        let mut node = vec![0u32; 2 * size];
+        node[size..size + n].fill(1);
+        for i in (1..size).rev() {
+            node[i] = node[2 * i].max(node[2 * i + 1]);
+        }
+        MaxTree { size, node }
+    }
+
+    /// The first leaf of the largest key (the tree must have a leaf not removed).
+    fn leftmost_max(&self) -> usize {
+        let mut i = 1;
+        while i < self.size {
+            i = if self.node[2 * i] == self.node[i] {
+                2 * i
+            } else {
+                2 * i + 1
+            };
+        }
+        i - self.size
+    }
+
+    /// Add one to the key of `leaf`.
+    fn raise(&mut self, leaf: usize) {
+        let mut i = leaf + self.size;
+        let key = self.node[i] + 1;
+        self.node[i] = key;
+        i /= 2;
+        while i >= 1 && self.node[i] < key {
+            self.node[i] = key;
+            i /= 2;
+        }
+    }
+
+    /// Set the key of `leaf` to 0.
+    fn remove(&mut self, leaf: usize) {
+        let mut i = leaf + self.size;
+        self.node[i] = 0;
+        i /= 2;
+        while i >= 1 {
+            let key = self.node[2 * i].max(self.node[2 * i + 1]);
+            if self.node[i] == key {
+                break;
+            }
+            self.node[i] = key;
+            i /= 2;
+        }
+    }
+}
+
+/// The colours each resource is full in, as bitsets: bit `c % 64` of word
+/// `(c / 64) * resources + r` for colour `c` on resource `r` (a new column of words per 64
+/// colours, so nothing moves when colours are added). The colour a vertex takes is the lowest
+/// that none of its resources is full in.
+struct FullColours {
+    resources: usize,
+    columns: usize,
+    words: Vec<u64>,
+    /// `open[r]`: every word of `r` below it is all set.
+    open: Vec<u32>,
+}
+
+impl FullColours {
+    fn new(resources: usize) -> Self {
+        FullColours {
+            resources,
+            columns: 0,
+            words: Vec::new(),
+            open: vec![0; resources],
+        }
+    }
+
+    /// Make room for colours below `colours`.
+    fn make_room(&mut self, colours: usize) {
+        while self.columns * 64 < colours {
+            self.words.resize(self.words.len() + self.resources, 0);
+            self.columns += 1;
+        }
+    }
+
+    /// Whether resource `r` is full in colour `c` (for which there is room).
+    #[inline]
+    fn contains(&self, r: u32, c: u32) -> bool {
+        let word = self.words[(c / 64) as usize * self.resources + r as usize];
+        (word >> (c % 64)) & 1 != 0
+    }
+
+    /// Mark resource `r` full in colour `c` (for which there is room).
+    fn insert(&mut self, r: u32, c: u32) {
+        self.words[(c / 64) as usize * self.resources + r as usize] |= 1 << (c % 64);
+    }
+
+    /// The lowest colour none of the resources of `path` is full in.
+    fn smallest_free(&mut self, path: &[u32]) -> u32 {
+        let mut w = 0;
+        for &r in path {
+            let r = r as usize;
+            let mut o = self.open[r] as usize;
+            while o < self.columns && self.words[o * self.resources + r] == u64::MAX {
+                o += 1;
+            }
+            self.open[r] = o as u32;
+            w = w.max(o);
+        }
+        while w < self.columns {
+            let base = w * self.resources;
+            let word = path
+                .iter()
+                .fold(0, |all, &r| all | self.words[base + r as usize]);
+            if word != u64::MAX {
+                return (w * 64) as u32 + (!word).trailing_zeros();
+            }
+            w += 1;
+        }
+        (self.columns * 64) as u32
+    }
+}
+
+/// The colours each uncoloured vertex can no longer take (those its resources are full in), as
+/// bitsets: bit `c % 64` of word `v` of column `c / 64` for colour `c` and vertex `v`. Pushing
+/// a colour to the transfers of a resource goes through one column of `n` words (a bit test
+/// each) rather than through a bitset per vertex; the number of set bits of a vertex is its
+/// saturation.
+struct BlockedColours {
+    n: usize,
+    columns: Vec<Vec<u64>>,
+}
+
+impl BlockedColours {
+    fn new(n: usize) -> Self {
+        BlockedColours {
+            n,
+            columns: Vec::new(),
+        }
+    }
+
+    /// Make room for colours below `colours`.
+    fn make_room(&mut self, colours: usize) {
+        while self.columns.len() * 64 < colours {
+            self.columns.push(vec![0; self.n]);
+        }
+    }
+
+    /// The column of colour `c` (for which there is room) and its bit in the column's words.
+    fn column(&mut self, c: u32) -> (&mut [u64], u64) {
+        (&mut self.columns[(c / 64) as usize], 1 << (c % 64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coloring::reference::reference_dsatur;
+    use crate::coloring::tests::{random_all_to_all, random_traffic};
+    use crate::testing::{is_valid_schedule, random_slot_traffic, two_switch_paths, Rng};
+    use std::time::Duration;
+
+    #[test]
+    fn two_switch_half_all_to_all() {
+        let paths = two_switch_paths();
+        let frames = dsatur(&paths, 12, &[]).unwrap();
+        assert!(is_valid_schedule(&paths, &frames));
+        assert!(frames.len() >= 6);
+    }
+
+    #[test]
+    fn odd_cycle_needs_three_colours() {
+        let paths = vec![vec![0, 1], vec![1, 2], vec![2, 0]];
+        let frames = dsatur(&paths, 3, &[]).unwrap();
+        assert_eq!(frames.len(), 3);
+        assert!(is_valid_schedule(&paths, &frames));
+    }
+
+    #[test]
+    fn dsatur_colours_as_the_reference_does() {
+        let mut rng = Rng(2024);
+        for _ in 0..500 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            for slots in [&slots[..], &[]] {
+                let resources = paths.iter().flatten().max().map_or(0, |&r| r as usize + 1);
+                let resources = resources.max(slots.len());
+                assert_eq!(
+                    dsatur(&paths, resources, slots).unwrap(),
+                    reference_dsatur(&paths, resources, slots),
+                    "{paths:?} {slots:?}"
+                );
+            }
+        }
+        for round in 0..200u64 {
+            let n = 1 + rng.below(400) as usize;
+            let resources = 1 + rng.below(60) as usize;
+            let max_slots = [1, 2, 4][round as usize % 3];
+            let (paths, slots) = random_traffic(&mut rng, n, resources, max_slots, 5, round % 5 == 4);
+            for slots in [&slots[..], &[]] {
+                assert_eq!(
+                    dsatur(&paths, resources, slots).unwrap(),
+                    reference_dsatur(&paths, resources, slots),
+                    "round {round}"
+                );
+            }
+        }
+        for round in 0..12u64 {
+            let (paths, slots) = random_all_to_all(&mut rng, 8 + round as u32 * 2, 6, 1 + round % 4);
+            let resources = slots.len();
+            for slots in [&slots[..], &[]] {
+                assert_eq!(
+                    dsatur(&paths, resources, slots).unwrap(),
+                    reference_dsatur(&paths, resources, slots),
+                    "all-to-all {round}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn dsatur_until_without_deadline_or_in_time_is_dsatur() {
+        let mut rng = Rng(9);
+        let later = Instant::now() + Duration::from_secs(3600);
+        for round in 0..50u64 {
+            let (paths, slots) = random_traffic(&mut rng, 300, 40, 1 + round % 3, 4, false);
+            let frames = dsatur(&paths, 40, &slots).unwrap();
+            assert_eq!(dsatur_until(&paths, 40, &slots, None).unwrap().as_ref(), Some(&frames));
+            assert_eq!(dsatur_until(&paths, 40, &slots, Some(later)).unwrap(), Some(frames));
+        }
+    }
+
+    #[test]
+    fn dsatur_until_a_passed_deadline_gives_up_at_once() {
+        let mut rng = Rng(5);
+        let (paths, slots) = random_all_to_all(&mut rng, 120, 10, 1);
+        let passed = Instant::now();
+        let started = Instant::now();
+        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(passed)).unwrap(), None);
+        assert!(started.elapsed() < Duration::from_millis(100));
+        // A deadline that passes early in the run: a twentieth of the shorter of two runs.
+        let whole = (0..2)
+            .map(|_| {
+                let started = Instant::now();
+                dsatur(&paths, slots.len(), &slots).unwrap();
+                started.elapsed()
+            })
+            .min()
+            .unwrap();
+        let soon = Instant::now() + whole / 20;
+        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(soon)).unwrap(), None);
+    }
+}
