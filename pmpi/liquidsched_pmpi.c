@@ -3,12 +3,26 @@
  * applications (LD_PRELOAD=libliquidsched_pmpi.so), through the MPI profiling interface.
  *
  * The fabric (the network, resolved, and the host of every rank of MPI_COMM_WORLD) is read from
- * the file named by LIQUIDSCHED_FABRIC, written by `liquidsched pmpi-config`. For each
- * communicator and each signature of counts (every rank's bytes to every other), rank 0 plans
- * the exchange once through the liquidsched core and broadcasts it; later calls with the same
- * signature reuse it (a small allreduce tells whether every rank's counts are the same as
- * before). A planned exchange runs frame by frame on a private duplicate of the communicator,
- * a barrier between frames, as `liquidsched run --modes frames` does.
+ * the file named by LIQUIDSCHED_FABRIC, written by `liquidsched pmpi-config`.
+ *
+ * Which way each call runs (LIQUIDSCHED_MODE=auto, the default):
+ * - with a selection table (LIQUIDSCHED_SELECTION, written by `liquidsched tune`) measured with
+ *   this communicator's number of ranks: the mode measured fastest at the nearest measured size
+ *   (mean bytes per message), the library's own collective unless a schedule won by more than
+ *   the table's margin;
+ * - without one: the cost model (crates/capi/src/model.rs): MPI_Alltoall is planned only where
+ *   MPICH's algorithm is modelled slower than liquid frames (its pairwise exchange, messages over
+ *   32 KiB), MPI_Alltoallv never (MPICH posts it all at once, which the model cannot beat).
+ * A call the library runs by choice costs nothing beyond that choice: for MPI_Alltoall every rank
+ * knows the signature (one block size), and for MPI_Alltoallv without a table that schedules it
+ * nothing needs knowing; no rank speaks to another. LIQUIDSCHED_MODE=frames or paced plans every
+ * call that can be planned that way; library is the library's own always.
+ *
+ * A planned call: rank 0 plans the exchange once per communicator and signature of counts
+ * (every rank's bytes to every other) through the liquidsched core and broadcasts it; later
+ * calls with the same signature reuse it (a small allreduce tells whether every rank's counts
+ * are those of a plan). Plans and choices are cached per signature, failed plans too, whose
+ * reason is said once. A plan runs on a private duplicate of the communicator (runs.c).
  *
  * Where it cannot plan, it calls the library's own collective and says why once on stderr:
  * no fabric, an unreadable one, MPI_IN_PLACE, a datatype that is not contiguous, ranks the
@@ -19,19 +33,25 @@
  * LIQUIDSCHED_PMPI=off go to the library at once, without any message of ours.
  *
  * Calls from several threads at once must be on different communicators, as MPI requires of
- * collectives; the process-wide state (fabric, attribute key) is set up under a lock.
+ * collectives; the process-wide state (settings, fabric, table, attribute key) is set up under
+ * a lock.
  *
- * Environment:
+ * Environment (sizes and durations take units: LIQUIDSCHED_MIN_BYTES=4KiB is 4096 bytes; a value
+ * that cannot be read is refused once, naming the variable, and its default used):
  *   LIQUIDSCHED_FABRIC      the fabric file (required to plan)
- *   LIQUIDSCHED_TIME_LIMIT  seconds of search per plan (default 2)
+ *   LIQUIDSCHED_SELECTION   a selection table; one measured on another network (fingerprint) or
+ *                           with another MPI library is refused once, and the model decides
+ *   LIQUIDSCHED_MODE        auto (default), frames, paced or library
+ *   LIQUIDSCHED_TIME_LIMIT  search per plan (default 2s)
  *   LIQUIDSCHED_MIN_BYTES   a rank whose messages average fewer bytes leaves the call to the
- *                           library (default 0: every call is planned)
+ *                           library (default 0)
  *   LIQUIDSCHED_PMPI        "off" calls the library's collectives only
- *   LIQUIDSCHED_VERBOSE     "1": rank 0 prints each plan, and a summary at MPI_Finalize
+ *   LIQUIDSCHED_VERBOSE     "1": rank 0 prints each plan and choice, and a summary at MPI_Finalize
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -39,25 +59,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "liquidsched.h"
-
-/* MPI 4's large counts where the library has them; int counts (pieces under 2 GiB) before. */
-#if MPI_VERSION >= 4
-typedef MPI_Count count_t;
-#define TYPE_SIZE PMPI_Type_size_c
-#define TYPE_EXTENT PMPI_Type_get_extent_c
-#define TYPE_TRUE_EXTENT PMPI_Type_get_true_extent_c
-#define IRECV PMPI_Irecv_c
-#define ISEND PMPI_Isend_c
-#else
-typedef int count_t;
-#define INT_COUNTS 1
-#define TYPE_SIZE PMPI_Type_size
-#define TYPE_EXTENT PMPI_Type_get_extent
-#define TYPE_TRUE_EXTENT PMPI_Type_get_true_extent
-#define IRECV PMPI_Irecv
-#define ISEND PMPI_Isend
-#endif
 
 /* Why a call falls back to the library's collective; when ranks differ, the highest reason
  * found is the one said. */
@@ -88,21 +91,6 @@ static const char *reason_text[REASONS] = {
     "planning failed",
 };
 
-typedef struct {
-    int peer;
-    MPI_Aint offset; /* bytes into the message to or from peer */
-    count_t bytes;
-} piece_t;
-
-typedef struct {
-    int n;
-    uint64_t *send_row; /* this rank's bytes to each rank: the part of the signature it checks */
-    uint64_t *recv_row;
-    int frames;
-    int *send_start, *recv_start; /* frames + 1 */
-    piece_t *sends, *recvs;
-} plan_entry;
-
 /* Slots are numbered so that one bit each fits the agreement's mask, below CAN_PLAN. */
 #define MAX_PLANS_PER_COMM 16
 #define SLOT_BITS ((1u << MAX_PLANS_PER_COMM) - 1)
@@ -115,13 +103,31 @@ typedef struct {
     MPI_Comm comm; /* the private duplicate the pieces travel on, made with the first plan */
 } comm_cache;
 
+/* What LIQUIDSCHED_MODE asks: the cost model or a table (auto), or one way for every call. */
+enum setting { AUTO = -1, ALWAYS_LIBRARY = LS_MODE_LIBRARY, ALWAYS_FRAMES = LS_MODE_FRAMES, ALWAYS_PACED = LS_MODE_PACED };
+/* The way a call is to run before the ranks agree: a mode, or one only known after agreeing. */
+enum { BY_TABLE_MEAN = -2, BY_MODEL = -3 };
+
+static const char *mode_name[] = {"the library's own", "frames", "paced"};
+
 static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER;
+static int settings_read;
+static enum setting setting = AUTO;
+static double time_limit_s = 2.0, min_bytes = 0.0;
 static ls_fabric *fabric;
 static int fabric_tried;
 static char fabric_error[512];
+static ls_selection *selection;
 static int keyval = MPI_KEYVAL_INVALID;
+static MPI_Op agree_op = MPI_OP_NULL;
 static int noted[REASONS];
-static long planned_calls, reused_calls, fallback_calls;
+static long planned_calls, reused_calls, fallback_calls, chosen_library_calls;
+
+static int world_rank_zero(void) {
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank == 0;
+}
 
 static int verbose(void) {
     const char *v = getenv("LIQUIDSCHED_VERBOSE");
@@ -133,15 +139,82 @@ static int switched_off(void) {
     return v && strcmp(v, "off") == 0;
 }
 
-static double time_limit(void) {
-    const char *v = getenv("LIQUIDSCHED_TIME_LIMIT");
-    double t = v ? atof(v) : 2.0;
-    return t > 0 ? t : 2.0;
+/* A variable that cannot be read is said once (by world rank 0), with its default. */
+static void refuse_variable(const char *name, const char *value, const char *why, const char *instead) {
+    if (world_rank_zero())
+        fprintf(stderr, "liquidsched: %s=%s is refused: %s; %s\n", name, value, why, instead);
 }
 
-static double min_bytes(void) {
+static void read_mode_setting(void) {
+    const char *v = getenv("LIQUIDSCHED_MODE");
+    static const struct {
+        const char *name;
+        enum setting value;
+    } known[] = {{"auto", AUTO}, {"library", ALWAYS_LIBRARY}, {"frames", ALWAYS_FRAMES}, {"paced", ALWAYS_PACED}};
+    if (!v || !*v)
+        return;
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        if (strcmp(v, known[i].name) == 0) {
+            setting = known[i].value;
+            return;
+        }
+    refuse_variable("LIQUIDSCHED_MODE", v, "expected auto, frames, paced or library", "auto is used");
+}
+
+static void read_size_setting(void) {
     const char *v = getenv("LIQUIDSCHED_MIN_BYTES");
-    return v ? atof(v) : 0.0;
+    char why[256];
+    uint64_t bytes;
+    if (!v || !*v)
+        return;
+    if (ls_parse_bytes(v, &bytes, why, sizeof why) == 0)
+        min_bytes = (double)bytes;
+    else
+        refuse_variable("LIQUIDSCHED_MIN_BYTES", v, why, "0 is used (every call may be planned)");
+}
+
+static void read_time_setting(void) {
+    const char *v = getenv("LIQUIDSCHED_TIME_LIMIT");
+    char why[256];
+    double seconds;
+    if (!v || !*v)
+        return;
+    if (ls_parse_seconds(v, &seconds, why, sizeof why) == 0)
+        time_limit_s = seconds;
+    else
+        refuse_variable("LIQUIDSCHED_TIME_LIMIT", v, why, "2s is used");
+}
+
+/* Read after the fabric, whose network the table must have been measured on. */
+static void read_selection(void) {
+    const char *path = getenv("LIQUIDSCHED_SELECTION");
+    char why[768], version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    if (!path || !*path || setting != AUTO)
+        return;
+    MPI_Get_library_version(version, &length);
+    selection = ls_selection_load(path, fabric, version, why, sizeof why);
+    if (!selection && world_rank_zero())
+        fprintf(stderr, "liquidsched: LIQUIDSCHED_SELECTION is refused: %s; the cost model decides instead\n", why);
+}
+
+/* The settings, the fabric and the table, read once at the first call. */
+static void read_settings(void) {
+    pthread_mutex_lock(&setup);
+    if (!settings_read) {
+        settings_read = 1;
+        read_mode_setting();
+        read_size_setting();
+        read_time_setting();
+        const char *path = getenv("LIQUIDSCHED_FABRIC");
+        if (path && *path && setting != ALWAYS_LIBRARY) {
+            fabric_tried = 1;
+            fabric = ls_fabric_load(path, fabric_error, sizeof fabric_error);
+            if (fabric)
+                read_selection();
+        }
+    }
+    pthread_mutex_unlock(&setup);
 }
 
 static void free_entry(plan_entry *e) {
@@ -184,17 +257,9 @@ static comm_cache *cache_of(MPI_Comm comm) {
     return c;
 }
 
-/* The fabric, read at the first call that needs it; its error kept for the note. */
 static enum reason fabric_reason(void) {
-    const char *path = getenv("LIQUIDSCHED_FABRIC");
-    if (!path || !*path)
+    if (!fabric_tried)
         return NO_FABRIC_VARIABLE;
-    pthread_mutex_lock(&setup);
-    if (!fabric_tried) {
-        fabric_tried = 1;
-        fabric = ls_fabric_load(path, fabric_error, sizeof fabric_error);
-    }
-    pthread_mutex_unlock(&setup);
     return fabric ? PLAN_OK : FABRIC_UNREADABLE;
 }
 
@@ -266,7 +331,7 @@ static enum reason world_ranks(MPI_Comm comm, int n, int32_t *world) {
     return why;
 }
 
-/* The slots whose plan has this rank's counts, one bit each. */
+/* The slots whose entry has this rank's counts, one bit each. */
 static unsigned matching_slots(const comm_cache *c, int n, const uint64_t *send_row, const uint64_t *recv_row) {
     unsigned mask = 0;
     for (int k = 0; k < MAX_PLANS_PER_COMM; k++) {
@@ -365,42 +430,93 @@ static void free_flat(flat_plan *f) {
     free(f->bytes);
 }
 
-/* Rank 0 plans the exchange of the whole matrix and broadcasts it; every rank keeps its own
- * pieces. NULL (on every rank) when planning failed or the counts do not match. */
-static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, const uint64_t *send_row,
-                                 const uint64_t *recv_row) {
+/* A new entry for this rank's signature, with nothing to run yet. */
+static plan_entry *new_entry(int n, int mode, const uint64_t *send_row, const uint64_t *recv_row) {
+    plan_entry *e = calloc(1, sizeof *e);
+    e->n = n;
+    e->mode = mode;
+    e->send_row = malloc(n * sizeof *send_row);
+    e->recv_row = malloc(n * sizeof *recv_row);
+    memcpy(e->send_row, send_row, n * sizeof *send_row);
+    memcpy(e->recv_row, recv_row, n * sizeof *recv_row);
+    e->send_start = calloc(1, sizeof(int));
+    e->recv_start = calloc(1, sizeof(int));
+    return e;
+}
+
+/* Rank 0's decision on a plan it made: the wanted mode, or the cost model's for BY_MODEL. */
+static int decided_mode(const ls_plan *p, int wanted, const char *op, int n, const int32_t *world, uint64_t block) {
+    if (wanted != BY_MODEL)
+        return wanted;
+    double library_s = NAN, schedule_s = NAN;
+    char error[256] = "";
+    int mode = ls_default_alltoall_mode(fabric, (uint32_t)n, world, block, p->model_s, p->frames, &library_s,
+                                        &schedule_s, error, sizeof error);
+    if (mode < 0) {
+        fprintf(stderr, "liquidsched: %s: the cost model failed (%s); the library's own runs\n", op, error);
+        return LS_MODE_LIBRARY;
+    }
+    if (verbose())
+        fprintf(stderr,
+                "liquidsched: %s of %llu B per message on %d ranks: %s by the cost model (MPICH's pairwise "
+                "exchange %.6g s, liquid frames %.6g s)\n",
+                op, (unsigned long long)block, n, mode_name[mode], library_s, schedule_s);
+    return mode;
+}
+
+static void say_plan(const ls_plan *p, const char *op, int n, double seconds) {
+    fprintf(stderr,
+            "liquidsched: %s on %d ranks planned by the %s in %.3f s: %u frames%s, model %.6g s, "
+            "bound %.6g s (%.1f%%)\n",
+            op, n, p->planner == 0 ? "liquid search" : "weighted scheduler", seconds, p->frames,
+            p->planner == 0 ? (p->proven ? " (optimal, proven)" : " (not proven optimal)") : "", p->model_s,
+            p->bound_s, p->model_s > 0 ? 100.0 * p->bound_s / p->model_s : 100.0);
+}
+
+/* Rank 0 plans the exchange of the whole matrix, decides its mode and broadcasts both; every
+ * rank keeps its own pieces. The entry's mode is ENTRY_FAILED (on every rank) when planning
+ * failed or the counts do not match, LS_MODE_LIBRARY when the model chose the library. */
+static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, int wanted, uint64_t block,
+                                 const uint64_t *send_row, const uint64_t *recv_row) {
     uint64_t *matrix = me == 0 ? malloc((size_t)n * n * sizeof *matrix) : NULL;
     PMPI_Gather(send_row, n, MPI_UINT64_T, matrix, n, MPI_UINT64_T, 0, comm);
     flat_plan flat = {0};
-    int32_t status = 0;
+    int32_t status[2] = {0, LS_MODE_LIBRARY}; /* planned (0) or not (-1), and the mode */
+    double bound_s = 0;
     char error[512] = "";
     if (me == 0) {
         int32_t *world = malloc(n * sizeof *world);
         world_ranks(comm, n, world);
         ls_plan p;
         double t0 = PMPI_Wtime();
-        status = ls_plan_ranks(fabric, (uint32_t)n, world, matrix, time_limit(), &p, error, sizeof error);
-        if (status == 0) {
-            flatten(&p, &flat);
+        status[0] = ls_plan_ranks(fabric, (uint32_t)n, world, matrix, time_limit_s, &p, error, sizeof error);
+        if (status[0] == 0) {
             if (verbose())
-                fprintf(stderr,
-                        "liquidsched: %s on %d ranks planned by the %s in %.3f s: %u frames%s, model %.6g s, "
-                        "bound %.6g s (%.1f%%)\n",
-                        op, n, p.planner == 0 ? "liquid search" : "weighted scheduler", PMPI_Wtime() - t0,
-                        p.frames,
-                        p.planner == 0 ? (p.proven ? " (optimal, proven)" : " (not proven optimal)") : "",
-                        p.model_s, p.bound_s, p.model_s > 0 ? 100.0 * p.bound_s / p.model_s : 100.0);
+                say_plan(&p, op, n, PMPI_Wtime() - t0);
+            status[1] = decided_mode(&p, wanted, op, n, world, block);
+            bound_s = p.bound_s;
+            flatten(&p, &flat);
             ls_plan_free(&p);
         }
         free(world);
         free(matrix);
     }
-    PMPI_Bcast(&status, 1, MPI_INT32_T, 0, comm);
-    if (status != 0) {
-        if (me == 0)
+    PMPI_Bcast(status, 2, MPI_INT32_T, 0, comm);
+    plan_entry *e = new_entry(n, status[0] == 0 ? status[1] : ENTRY_FAILED, send_row, recv_row);
+    if (status[0] != 0) {
+        if (me == 0) {
             note_once(PLANNING_FAILED, op, error);
-        return NULL;
+            if (verbose())
+                fprintf(stderr, "liquidsched: %s on %d ranks: planning failed for these counts; later calls with "
+                        "them go to the library at once\n", op, n);
+        }
+        return e;
     }
+    if (e->mode == LS_MODE_LIBRARY) {
+        free_flat(&flat);
+        return e;
+    }
+    PMPI_Bcast(&bound_s, 1, MPI_DOUBLE, 0, comm);
     PMPI_Bcast(&flat.frames, 1, MPI_UINT32_T, 0, comm);
     PMPI_Bcast(&flat.pieces, 1, MPI_UINT32_T, 0, comm);
     if (me != 0) {
@@ -413,12 +529,9 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, c
     PMPI_Bcast(flat.src, (int)flat.pieces, MPI_UINT32_T, 0, comm);
     PMPI_Bcast(flat.dst, (int)flat.pieces, MPI_UINT32_T, 0, comm);
     PMPI_Bcast(flat.bytes, (int)flat.pieces, MPI_UINT64_T, 0, comm);
-    plan_entry *e = calloc(1, sizeof *e);
-    e->n = n;
-    e->send_row = malloc(n * sizeof *send_row);
-    e->recv_row = malloc(n * sizeof *recv_row);
-    memcpy(e->send_row, send_row, n * sizeof *send_row);
-    memcpy(e->recv_row, recv_row, n * sizeof *recv_row);
+    e->bound_s = bound_s;
+    free(e->send_start);
+    free(e->recv_start);
     keep_my_pieces(e, me, n, flat.frames, flat.start, flat.src, flat.dst, flat.bytes);
     free_flat(&flat);
     /* Pieces written where the receiver does not expect them would overrun its buffer. */
@@ -427,39 +540,9 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, c
     if (!all) {
         if (me == 0)
             note_once(COUNTS_MISMATCH, op, NULL);
-        free_entry(e);
-        return NULL;
+        e->mode = ENTRY_FAILED;
     }
     return e;
-}
-
-/* Run the plan: frame by frame, every receive and send of a frame together, a barrier
- * between frames; the message to itself copied. */
-static void run_plan(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, const MPI_Aint *soff,
-                     char *recvbuf, const MPI_Aint *roff) {
-    int most = 0;
-    for (int k = 0; k < e->frames; k++) {
-        int here = e->send_start[k + 1] - e->send_start[k] + e->recv_start[k + 1] - e->recv_start[k];
-        most = here > most ? here : most;
-    }
-    MPI_Request *requests = malloc((most ? most : 1) * sizeof *requests);
-    if (e->send_row[me])
-        memcpy(recvbuf + roff[me], sendbuf + soff[me], e->send_row[me]);
-    for (int k = 0; k < e->frames; k++) {
-        int r = 0, tag = k & 0x7fff;
-        for (int i = e->recv_start[k]; i < e->recv_start[k + 1]; i++) {
-            const piece_t *p = &e->recvs[i];
-            IRECV(recvbuf + roff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, comm, &requests[r++]);
-        }
-        for (int i = e->send_start[k]; i < e->send_start[k + 1]; i++) {
-            const piece_t *p = &e->sends[i];
-            ISEND(sendbuf + soff[p->peer] + p->offset, p->bytes, MPI_BYTE, p->peer, tag, comm, &requests[r++]);
-        }
-        PMPI_Waitall(r, requests, MPI_STATUSES_IGNORE);
-        if (k + 1 < e->frames)
-            PMPI_Barrier(comm);
-    }
-    free(requests);
 }
 
 /* The reason said for an agreed fallback: the highest whose bit some rank cleared. */
@@ -470,52 +553,108 @@ static enum reason agreed_reason(unsigned cleared_bits) {
     return PLANNING_FAILED;
 }
 
-/* The common path of both collectives, once this rank's bytes and offsets are known: agree on
- * a slot to reuse, a plan to make, or a fallback; plan when needed; run. Returns 1 when the
- * exchange was done here, 0 when the caller must fall back. */
-static int scheduled_exchange(const char *op, MPI_Comm comm, enum reason local, const void *sendbuf,
-                              const uint64_t *send_row, const MPI_Aint *soff, void *recvbuf, const uint64_t *recv_row,
-                              const MPI_Aint *roff, int n, int me) {
+/* The agreement's reduction: the slots every rank can reuse and the reasons no rank has (bitwise
+ * and), and the bytes of every rank (sum). */
+static void agree(void *in, void *inout, int *len, MPI_Datatype *type) {
+    (void)type;
+    uint64_t *a = in, *b = inout;
+    for (int i = 0; i + 2 < *len; i += 3) {
+        b[i] &= a[i];
+        b[i + 1] &= a[i + 1];
+        b[i + 2] += a[i + 2];
+    }
+}
+
+static MPI_Op agreement_op(void) {
+    pthread_mutex_lock(&setup);
+    if (agree_op == MPI_OP_NULL)
+        PMPI_Op_create(agree, 1, &agree_op);
+    pthread_mutex_unlock(&setup);
+    return agree_op;
+}
+
+static uint64_t row_total(const uint64_t *row, int n, int me) {
+    uint64_t total = 0;
+    for (int j = 0; j < n; j++)
+        total += j == me ? 0 : row[j];
+    return total;
+}
+
+/* The mode a table gives for mean bytes per message, said once per measured size when verbose. */
+static int table_mode(int collective, const char *op, double mean_bytes, int me) {
+    uint64_t measured = 0;
+    int mode = ls_selection_choose(selection, collective, mean_bytes, &measured);
+    static uint64_t last_said[2] = {UINT64_MAX, UINT64_MAX};
+    if (verbose() && me == 0 && last_said[collective] != measured) {
+        last_said[collective] = measured;
+        fprintf(stderr, "liquidsched: %s of %.0f B per message: %s (selection table, measured at %llu B)\n", op,
+                mean_bytes, mode_name[mode], (unsigned long long)measured);
+    }
+    return mode;
+}
+
+/* Agree on a slot to reuse, a plan to make, or a fallback; plan when needed; run. Returns 1 when
+ * the exchange was done here, 0 when the caller must call the library. */
+static int scheduled_exchange(const char *op, int collective, MPI_Comm comm, enum reason local, int wanted,
+                              const void *sendbuf, const uint64_t *send_row, const MPI_Aint *soff, void *recvbuf,
+                              const uint64_t *recv_row, const MPI_Aint *roff, int n, int me) {
     comm_cache *c = local == PLAN_OK ? cache_of(comm) : NULL;
-    unsigned mine[2] = {(c ? matching_slots(c, n, send_row, recv_row) | CAN_PLAN : 0u),
-                        local == PLAN_OK ? ~0u : ~(1u << local)};
-    unsigned agreed[2];
-    PMPI_Allreduce(mine, agreed, 2, MPI_UNSIGNED, MPI_BAND, comm);
+    uint64_t mine[3] = {(c ? matching_slots(c, n, send_row, recv_row) | CAN_PLAN : 0u),
+                        local == PLAN_OK ? ~0u : ~(1u << local), row_total(send_row, n, me)};
+    uint64_t agreed[3];
+    PMPI_Allreduce(mine, agreed, 3, MPI_UINT64_T, agreement_op(), comm);
     if (!(agreed[0] & CAN_PLAN)) {
-        enum reason why = agreed_reason(agreed[1]);
+        enum reason why = agreed_reason((unsigned)agreed[1]);
         if (me == 0)
             note_once(why, op, why == FABRIC_UNREADABLE ? fabric_error : NULL);
         fallback_calls++;
         return 0;
     }
-    plan_entry *e;
-    if (agreed[0] & SLOT_BITS) {
-        e = c->slot[__builtin_ctz(agreed[0] & SLOT_BITS)];
-        reused_calls++;
-    } else {
-        e = plan_exchange(comm, op, n, me, send_row, recv_row);
-        if (!e) {
-            fallback_calls++;
+    if (wanted == BY_TABLE_MEAN) {
+        wanted = table_mode(collective, op, (double)agreed[2] / ((double)n * (n - 1)), me);
+        if (wanted == LS_MODE_LIBRARY) {
+            chosen_library_calls++;
             return 0;
         }
+    }
+    plan_entry *e;
+    if (agreed[0] & SLOT_BITS) {
+        e = c->slot[__builtin_ctz((unsigned)agreed[0] & SLOT_BITS)];
+        reused_calls += e->mode > LS_MODE_LIBRARY;
+    } else {
+        e = plan_exchange(comm, op, n, me, wanted, send_row[me == 0 ? 1 : 0], send_row, recv_row);
         free_entry(c->slot[c->next]);
         c->slot[c->next] = e;
         c->next = (c->next + 1) % MAX_PLANS_PER_COMM;
-        if (c->comm == MPI_COMM_NULL)
-            PMPI_Comm_dup(comm, &c->comm);
-        planned_calls++;
+        planned_calls += e->mode > LS_MODE_LIBRARY;
     }
-    run_plan(e, c->comm, me, sendbuf, soff, recvbuf, roff);
+    if (e->mode == ENTRY_FAILED) {
+        fallback_calls++;
+        return 0;
+    }
+    if (e->mode == LS_MODE_LIBRARY) {
+        chosen_library_calls++;
+        return 0;
+    }
+    if (c->comm == MPI_COMM_NULL)
+        PMPI_Comm_dup(comm, &c->comm);
+    (e->mode == LS_MODE_PACED ? run_paced : run_frames)(e, c->comm, me, sendbuf, soff, recvbuf, roff);
     return 1;
 }
 
+/* Whether rank `me`'s slots hold an MPI_Alltoall entry of this block size that the model left to
+ * the library: every rank has the same entries and the same block, so each can tell alone. */
+static int model_chose_library(MPI_Comm comm, int n, const uint64_t *row) {
+    comm_cache *c = cache_of(comm);
+    unsigned mask = matching_slots(c, n, row, row);
+    for (int k = 0; k < MAX_PLANS_PER_COMM; k++)
+        if (mask & (1u << k) && c->slot[k]->mode == LS_MODE_LIBRARY)
+            return 1;
+    return 0;
+}
+
 /* What this rank alone can tell about planning comm's collective. */
-static enum reason local_reason(MPI_Comm comm, const void *sendbuf, int n) {
-    enum reason why = fabric_reason();
-    if (why != PLAN_OK)
-        return why;
-    if (sendbuf == MPI_IN_PLACE)
-        return IN_PLACE;
+static enum reason local_reason(MPI_Comm comm, int n) {
     /* A communicator's ranks never change: their places in the fabric are looked up once. */
     comm_cache *c = cache_of(comm);
     if (c->unmapped < 0) {
@@ -542,26 +681,72 @@ static int library_only(MPI_Comm comm, int *n, int *me) {
 
 /* SMALL_MESSAGES when this rank's messages to the others average under LIQUIDSCHED_MIN_BYTES. */
 static enum reason size_reason(const uint64_t *send_row, int n, int me) {
-    double total = 0;
-    for (int j = 0; j < n; j++)
-        total += j == me ? 0 : (double)send_row[j];
-    return total / (n - 1) < min_bytes() ? SMALL_MESSAGES : PLAN_OK;
+    return (double)row_total(send_row, n, me) / (n - 1) < min_bytes ? SMALL_MESSAGES : PLAN_OK;
+}
+
+/* How the call is to run, from what every rank knows alike (the settings, the table, and for
+ * MPI_Alltoall the block size): a mode, BY_TABLE_MEAN or BY_MODEL, or LS_MODE_LIBRARY at once. */
+static int wanted_mode(int collective, const char *op, MPI_Comm comm, int n, int me, const uint64_t *block_row) {
+    if (setting != AUTO)
+        return (int)setting;
+    int table = selection && ls_selection_ranks(selection) == (uint32_t)n;
+    static int said_ranks;
+    if (selection && !table && !said_ranks && me == 0) {
+        said_ranks = 1;
+        fprintf(stderr, "liquidsched: the selection table was measured with %u ranks, not %d: the cost model decides "
+                "for communicators of other sizes\n", ls_selection_ranks(selection), n);
+    }
+    if (collective == LS_ALLTOALLV)
+        return table && ls_selection_ever_schedules(selection, LS_ALLTOALLV) ? BY_TABLE_MEAN : LS_MODE_LIBRARY;
+    uint64_t block = block_row[me == 0 ? 1 : 0];
+    if (table)
+        return table_mode(LS_ALLTOALL, op, (double)block, me);
+    if (!ls_alltoall_can_lose(block) || model_chose_library(comm, n, block_row))
+        return LS_MODE_LIBRARY;
+    return BY_MODEL;
 }
 
 /* Both collectives, from counts and displacements (NULL counts: MPI_Alltoall's layout). */
-static int exchange(const char *op, MPI_Comm comm, int n, int me, const void *sendbuf, const int *scounts,
-                    const int *sdispls, int scount, MPI_Datatype stype, void *recvbuf, const int *rcounts,
-                    const int *rdispls, int rcount, MPI_Datatype rtype) {
-    enum reason why = local_reason(comm, sendbuf, n);
+static int exchange(const char *op, int collective, MPI_Comm comm, int n, int me, const void *sendbuf,
+                    const int *scounts, const int *sdispls, int scount, MPI_Datatype stype, void *recvbuf,
+                    const int *rcounts, const int *rdispls, int rcount, MPI_Datatype rtype) {
+    read_settings();
+    if (setting == ALWAYS_LIBRARY)
+        return 0;
+    /* Alike on every rank: the same environment, and MPI_IN_PLACE given by all or none. */
+    enum reason why = fabric_reason();
+    if (why == PLAN_OK && sendbuf == MPI_IN_PLACE)
+        why = IN_PLACE;
+    if (why != PLAN_OK) {
+        if (me == 0)
+            note_once(why, op, why == FABRIC_UNREADABLE ? fabric_error : NULL);
+        fallback_calls++;
+        return 0;
+    }
     uint64_t *send_row = malloc(n * sizeof *send_row), *recv_row = malloc(n * sizeof *recv_row);
     MPI_Aint *soff = malloc(n * sizeof *soff), *roff = malloc(n * sizeof *roff);
-    if (why == PLAN_OK)
-        why = byte_layout(n, scounts, sdispls, scount, stype, send_row, soff);
-    if (why == PLAN_OK)
-        why = byte_layout(n, rcounts, rdispls, rcount, rtype, recv_row, roff);
-    if (why == PLAN_OK)
-        why = size_reason(send_row, n, me);
-    int done = scheduled_exchange(op, comm, why, sendbuf, send_row, soff, recvbuf, recv_row, roff, n, me);
+    why = byte_layout(n, scounts, sdispls, scount, stype, send_row, soff);
+    int done = 0, wanted = LS_MODE_LIBRARY;
+    if (collective == LS_ALLTOALL && why == NOT_CONTIGUOUS) {
+        /* A block's bytes are alike on every rank even when its type is not contiguous here. */
+        int size;
+        PMPI_Type_size(stype, &size);
+        for (int j = 0; j < n; j++)
+            send_row[j] = (uint64_t)scount * (uint64_t)size;
+    }
+    wanted = wanted_mode(collective, op, comm, n, me, send_row);
+    if (wanted == LS_MODE_LIBRARY) {
+        chosen_library_calls++;
+    } else {
+        if (why == PLAN_OK)
+            why = byte_layout(n, rcounts, rdispls, rcount, rtype, recv_row, roff);
+        if (why == PLAN_OK)
+            why = local_reason(comm, n);
+        if (why == PLAN_OK)
+            why = size_reason(send_row, n, me);
+        done = scheduled_exchange(op, collective, comm, why, wanted, sendbuf, send_row, soff, recvbuf, recv_row,
+                                  roff, n, me);
+    }
     free(send_row), free(recv_row), free(soff), free(roff);
     return done;
 }
@@ -569,8 +754,8 @@ static int exchange(const char *op, MPI_Comm comm, int n, int me, const void *se
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
     int n = 0, me = 0;
-    if (library_only(comm, &n, &me) || !exchange("MPI_Alltoall", comm, n, me, sendbuf, NULL, NULL, sendcount,
-                                                 sendtype, recvbuf, NULL, NULL, recvcount, recvtype))
+    if (library_only(comm, &n, &me) || !exchange("MPI_Alltoall", LS_ALLTOALL, comm, n, me, sendbuf, NULL, NULL,
+                                                 sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype))
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return MPI_SUCCESS;
 }
@@ -578,93 +763,28 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
     int n = 0, me = 0;
-    if (library_only(comm, &n, &me) || !exchange("MPI_Alltoallv", comm, n, me, sendbuf, sendcounts, sdispls, 0,
-                                                 sendtype, recvbuf, recvcounts, rdispls, 0, recvtype))
+    if (library_only(comm, &n, &me) || !exchange("MPI_Alltoallv", LS_ALLTOALLV, comm, n, me, sendbuf, sendcounts,
+                                                 sdispls, 0, sendtype, recvbuf, recvcounts, rdispls, 0, recvtype))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     return MPI_SUCCESS;
 }
 
 int MPI_Finalize(void) {
-    if (verbose() && !switched_off()) {
-        int rank;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 0)
-            fprintf(stderr, "liquidsched: rank 0 made %ld planned, %ld reused and %ld fallback exchanges\n",
-                    planned_calls, reused_calls, fallback_calls);
-    }
+    if (verbose() && !switched_off() && world_rank_zero())
+        fprintf(stderr,
+                "liquidsched: rank 0 made %ld planned, %ld reused and %ld fallback exchanges, and left %ld to the "
+                "library by choice\n",
+                planned_calls, reused_calls, fallback_calls, chosen_library_calls);
     /* MPI deletes the attributes of MPI_COMM_SELF at finalization, not those of MPI_COMM_WORLD. */
     if (keyval != MPI_KEYVAL_INVALID) {
         PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
         PMPI_Comm_free_keyval(&keyval);
     }
+    if (agree_op != MPI_OP_NULL)
+        PMPI_Op_free(&agree_op);
+    ls_selection_free(selection);
+    selection = NULL;
     ls_fabric_free(fabric);
     fabric = NULL;
     return PMPI_Finalize();
 }
-
-/* -- Fortran ------------------------------------------------------------------------------------
- * The Fortran bindings, so that Fortran applications are served whether their MPI library's
- * Fortran layer calls MPI_ or PMPI_ entry points. Handles are converted; Fortran's MPI_IN_PLACE
- * is a common block of the library's, found by name. */
-
-static const char *fortran_in_place_names[] = {"mpifcmb5_", "mpifcmb5__", "MPIFCMB5", "mpifcmb5",
-                                               "mpi_fortran_in_place_", "mpi_fortran_in_place",
-                                               "MPI_FORTRAN_IN_PLACE", "mpi_fortran_in_place__"};
-
-static const void *c_buffer(const void *buf) {
-    enum { NAMES = sizeof fortran_in_place_names / sizeof *fortran_in_place_names };
-    static void *in_place[NAMES];
-    static int looked;
-    if (!looked) {
-        for (int i = 0; i < NAMES; i++)
-            in_place[i] = dlsym(RTLD_DEFAULT, fortran_in_place_names[i]);
-        looked = 1;
-    }
-    for (int i = 0; i < NAMES; i++)
-        if (in_place[i] && in_place[i] == buf)
-            return MPI_IN_PLACE;
-    return buf;
-}
-
-static void fortran_alltoall(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt,
-                             MPI_Fint *comm, MPI_Fint *ierr) {
-    *ierr = MPI_Alltoall(c_buffer(sb), *sc, PMPI_Type_f2c(*st), rb, *rc, PMPI_Type_f2c(*rt), PMPI_Comm_f2c(*comm));
-}
-
-static void fortran_alltoallv(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rc,
-                              MPI_Fint *rd, MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {
-    MPI_Comm c = PMPI_Comm_f2c(*comm);
-    int n, inter;
-    PMPI_Comm_test_inter(c, &inter);
-    /* An intercommunicator's arrays have an entry per rank of the other group. */
-    if (inter)
-        PMPI_Comm_remote_size(c, &n);
-    else
-        PMPI_Comm_size(c, &n);
-    int *v = malloc(4 * n * sizeof *v);
-    for (int i = 0; i < n; i++) {
-        v[i] = sc[i], v[n + i] = sd[i], v[2 * n + i] = rc[i], v[3 * n + i] = rd[i];
-    }
-    *ierr = MPI_Alltoallv(c_buffer(sb), v, v + n, PMPI_Type_f2c(*st), rb, v + 2 * n, v + 3 * n, PMPI_Type_f2c(*rt), c);
-    free(v);
-}
-
-#define FORTRAN_ALLTOALL(name)                                                                                 \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rt, MPI_Fint *comm,    \
-              MPI_Fint *ierr) {                                                                                \
-        fortran_alltoall(sb, sc, st, rb, rc, rt, comm, ierr);                                                  \
-    }
-#define FORTRAN_ALLTOALLV(name)                                                                                \
-    void name(void *sb, MPI_Fint *sc, MPI_Fint *sd, MPI_Fint *st, void *rb, MPI_Fint *rc, MPI_Fint *rd,      \
-              MPI_Fint *rt, MPI_Fint *comm, MPI_Fint *ierr) {                                                  \
-        fortran_alltoallv(sb, sc, sd, st, rb, rc, rd, rt, comm, ierr);                                         \
-    }
-
-FORTRAN_ALLTOALL(mpi_alltoall_)
-FORTRAN_ALLTOALL(mpi_alltoall__)
-FORTRAN_ALLTOALL(mpi_alltoall)
-FORTRAN_ALLTOALL(MPI_ALLTOALL)
-FORTRAN_ALLTOALLV(mpi_alltoallv_)
-FORTRAN_ALLTOALLV(mpi_alltoallv__)
-FORTRAN_ALLTOALLV(mpi_alltoallv)
-FORTRAN_ALLTOALLV(MPI_ALLTOALLV)

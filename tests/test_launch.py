@@ -353,7 +353,7 @@ def test_the_benchmark_on_an_emulated_network(built, clean):
 def test_the_benchmark_on_an_emulated_network_under_the_library(built, clean):
     done = liquidsched("launch", "--topology", CROSSBAR, "--emulate", "--prefix", PREFIX, "--pmpi", "--",
                        str(built), "-m", "1024:4096", "-i", "2", "-x", "1", "-c", "alltoall", "-f", "json",
-                       env={"LIQUIDSCHED_VERBOSE": "1"})
+                       env={"LIQUIDSCHED_VERBOSE": "1", "LIQUIDSCHED_MODE": "frames"})
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["verified"] and [r["size_bytes"] for r in doc["results"]] == [1024, 2048, 4096]

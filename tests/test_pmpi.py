@@ -36,7 +36,7 @@ def built():
 def run_app(built, ranks, fabric=None, args=(), env=None, preload=True, namespaces=None, timeout=300):
     cmd = application_command([str(built.check_program), *args], ranks, fabric,
                               built.library if preload else None, namespaces,
-                              env={"LIQUIDSCHED_VERBOSE": "1", **(env or {})})
+                              env={"LIQUIDSCHED_VERBOSE": "1", "LIQUIDSCHED_MODE": "frames", **(env or {})})
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     return done, parse_results(done.stdout)
 

@@ -52,6 +52,39 @@ int ls_plan_ranks(const ls_fabric *fabric, uint32_t n, const int32_t *world_rank
                   double time_limit_s, ls_plan *out, char *error, size_t error_len);
 void ls_plan_free(ls_plan *plan);
 
+/* Sizes and durations with their units, as the Python package reads them ("4KiB" is 4096 bytes,
+ * "4KB" 4000, "500ms" half a second). 0 on success, -1 with a message in error. */
+int ls_parse_bytes(const char *text, uint64_t *out, char *error, size_t error_len);
+int ls_parse_seconds(const char *text, double *out, char *error, size_t error_len);
+
+/* How the interposition library runs an exchange. */
+enum { LS_MODE_LIBRARY = 0, LS_MODE_FRAMES = 1, LS_MODE_PACED = 2 };
+/* The collective being called. */
+enum { LS_ALLTOALL = 0, LS_ALLTOALLV = 1 };
+
+typedef struct ls_selection ls_selection;
+/* The selection table (liquidsched tune's JSON) at path, checked against the fabric's network
+ * and the MPI library's version text; NULL with a message when unreadable or measured elsewhere. */
+ls_selection *ls_selection_load(const char *path, const ls_fabric *fabric, const char *mpi_library, char *error,
+                                size_t error_len);
+void ls_selection_free(ls_selection *selection);
+/* The number of ranks the table was measured with: it applies to communicators of that size. */
+uint32_t ls_selection_ranks(const ls_selection *selection);
+/* The mode measured fastest for the collective at the measured size nearest mean_bytes (log
+ * scale), which is written to measured_bytes (if not NULL). */
+int ls_selection_choose(const ls_selection *selection, int collective, double mean_bytes, uint64_t *measured_bytes);
+/* 1 when some measured size runs a schedule for the collective. */
+int ls_selection_ever_schedules(const ls_selection *selection, int collective);
+
+/* Without a table: 1 when a schedule could beat the library's MPI_Alltoall of block bytes per
+ * message in the cost model (0: the library's algorithm already takes the bound). */
+int ls_alltoall_can_lose(uint64_t block);
+/* Without a table: the cost model's mode for an MPI_Alltoall of block bytes per message planned
+ * as frames frames of model time model_s, and the modelled times of both; -1 with a message. */
+int ls_default_alltoall_mode(const ls_fabric *fabric, uint32_t n, const int32_t *world_rank, uint64_t block,
+                             double model_s, uint32_t frames, double *library_s, double *schedule_s, char *error,
+                             size_t error_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,10 @@
 //! return code with a message in the caller's buffer; nothing unwinds into C.
 
 pub mod fabric;
+pub mod model;
 pub mod plan;
+pub mod selection;
+pub mod units;
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -13,7 +16,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use liquidsched_core::exchange::Planner;
 
 use crate::fabric::{parse_fabric, Fabric};
+use crate::model::{alltoall_can_lose, default_alltoall_mode};
 use crate::plan::{plan_ranks, RankPlan};
+use crate::selection::{Collective, Selection};
+use crate::units::{parse_bytes, parse_seconds};
 
 /// Copy `message` into the caller's buffer, cut to fit, always NUL-terminated.
 fn write_error(message: &str, error: *mut c_char, error_len: usize) {
@@ -29,7 +35,12 @@ fn write_error(message: &str, error: *mut c_char, error_len: usize) {
     }
 }
 
-fn guarded<T>(error: *mut c_char, error_len: usize, failed: T, body: impl FnOnce() -> Result<T, String>) -> T {
+fn guarded<T>(
+    error: *mut c_char,
+    error_len: usize,
+    failed: T,
+    body: impl FnOnce() -> Result<T, String>,
+) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(value)) => value,
         Ok(Err(message)) => {
@@ -37,7 +48,11 @@ fn guarded<T>(error: *mut c_char, error_len: usize, failed: T, body: impl FnOnce
             failed
         }
         Err(_) => {
-            write_error("internal error in the liquidsched core (a bug: please report it)", error, error_len);
+            write_error(
+                "internal error in the liquidsched core (a bug: please report it)",
+                error,
+                error_len,
+            );
             failed
         }
     }
@@ -48,13 +63,18 @@ fn guarded<T>(error: *mut c_char, error_len: usize, failed: T, body: impl FnOnce
 /// # Safety
 /// `path` is a NUL-terminated string; `error` a writable buffer of `error_len` bytes (or NULL).
 #[no_mangle]
-pub unsafe extern "C" fn ls_fabric_load(path: *const c_char, error: *mut c_char, error_len: usize) -> *mut Fabric {
+pub unsafe extern "C" fn ls_fabric_load(
+    path: *const c_char,
+    error: *mut c_char,
+    error_len: usize,
+) -> *mut Fabric {
     guarded(error, error_len, std::ptr::null_mut(), || {
         if path.is_null() {
             return Err("no fabric file given".into());
         }
         let path = CStr::from_ptr(path).to_string_lossy().into_owned();
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: cannot be read ({e})"))?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{path}: cannot be read ({e})"))?;
         let fabric = parse_fabric(&text).map_err(|e| format!("{path}: {e}"))?;
         Ok(Box::into_raw(Box::new(fabric)))
     })
@@ -201,4 +221,187 @@ pub unsafe extern "C" fn ls_plan_free(plan: *mut LsPlan) {
             p.owner = std::ptr::null_mut();
         }
     }
+}
+
+/// The text of a C string, or an error naming what was missing.
+unsafe fn text_of(s: *const c_char, what: &str) -> Result<String, String> {
+    if s.is_null() {
+        return Err(format!("no {what} given"));
+    }
+    Ok(CStr::from_ptr(s).to_string_lossy().into_owned())
+}
+
+/// Read a size in bytes with its unit (`4KiB` is 4096, `4KB` 4000). 0 on success, -1 with a
+/// message.
+///
+/// # Safety
+/// `text` is a NUL-terminated string; `out` is writable; `error` a writable buffer of
+/// `error_len` bytes (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ls_parse_bytes(
+    text: *const c_char,
+    out: *mut u64,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int {
+    guarded(error, error_len, -1, || {
+        let value = parse_bytes(&text_of(text, "size")?)?;
+        *out.as_mut().ok_or("a null pointer was given")? = value;
+        Ok(0)
+    })
+}
+
+/// Read a positive duration in seconds with its unit (`500ms`). 0 on success, -1 with a message.
+///
+/// # Safety
+/// As [`ls_parse_bytes`].
+#[no_mangle]
+pub unsafe extern "C" fn ls_parse_seconds(
+    text: *const c_char,
+    out: *mut f64,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int {
+    guarded(error, error_len, -1, || {
+        let value = parse_seconds(&text_of(text, "duration")?)?;
+        *out.as_mut().ok_or("a null pointer was given")? = value;
+        Ok(0)
+    })
+}
+
+fn collective_of(code: c_int) -> Result<Collective, String> {
+    match code {
+        0 => Ok(Collective::Alltoall),
+        1 => Ok(Collective::Alltoallv),
+        _ => Err(format!("unknown collective {code}")),
+    }
+}
+
+/// Read the selection table at `path` and check it against the fabric's network and the MPI
+/// library's version text; NULL with a message (naming the file) when it is unreadable or
+/// measured elsewhere.
+///
+/// # Safety
+/// `path` and `mpi_library` are NUL-terminated strings; `fabric` comes from `ls_fabric_load`;
+/// `error` a writable buffer of `error_len` bytes (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ls_selection_load(
+    path: *const c_char,
+    fabric: *const Fabric,
+    mpi_library: *const c_char,
+    error: *mut c_char,
+    error_len: usize,
+) -> *mut Selection {
+    guarded(error, error_len, std::ptr::null_mut(), || {
+        let path = text_of(path, "selection table")?;
+        let library = text_of(mpi_library, "MPI library version")?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{path}: cannot be read ({e})"))?;
+        let selection = Selection::parse(&text, &path)?;
+        let fingerprint = fabric.as_ref().and_then(|f| f.fingerprint.as_deref());
+        selection
+            .check(fingerprint, &library)
+            .map_err(|e| format!("{path}: {e}"))?;
+        Ok(Box::into_raw(Box::new(selection)))
+    })
+}
+
+/// Free a table from [`ls_selection_load`].
+///
+/// # Safety
+/// `selection` comes from `ls_selection_load` and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn ls_selection_free(selection: *mut Selection) {
+    if !selection.is_null() {
+        drop(Box::from_raw(selection));
+    }
+}
+
+/// The number of ranks the table was measured with.
+///
+/// # Safety
+/// `selection` comes from `ls_selection_load`.
+#[no_mangle]
+pub unsafe extern "C" fn ls_selection_ranks(selection: *const Selection) -> u32 {
+    selection.as_ref().map_or(0, |s| s.ranks)
+}
+
+/// The mode (0 the library's own, 1 frames, 2 paced) for `collective` (0 `MPI_Alltoall`, 1
+/// `MPI_Alltoallv`) with messages of `mean_bytes` on average; the measured size it comes from
+/// in `measured_bytes` (if not NULL). 0 (the library) for an unknown collective.
+///
+/// # Safety
+/// `selection` comes from `ls_selection_load`; `measured_bytes` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn ls_selection_choose(
+    selection: *const Selection,
+    collective: c_int,
+    mean_bytes: f64,
+    measured_bytes: *mut u64,
+) -> c_int {
+    guarded(std::ptr::null_mut(), 0, 0, || {
+        let s = selection.as_ref().ok_or("no table")?;
+        let (mode, measured) = s.choose(collective_of(collective)?, mean_bytes);
+        if let Some(m) = measured_bytes.as_mut() {
+            *m = measured;
+        }
+        Ok(mode as c_int)
+    })
+}
+
+/// 1 when the table runs a schedule for `collective` at some measured size, else 0.
+///
+/// # Safety
+/// `selection` comes from `ls_selection_load`.
+#[no_mangle]
+pub unsafe extern "C" fn ls_selection_ever_schedules(
+    selection: *const Selection,
+    collective: c_int,
+) -> c_int {
+    guarded(std::ptr::null_mut(), 0, 0, || {
+        let s = selection.as_ref().ok_or("no table")?;
+        Ok(s.ever_schedules(collective_of(collective)?) as c_int)
+    })
+}
+
+/// 1 when a schedule could beat the library's `MPI_Alltoall` of `block` bytes per message in
+/// the cost model, 0 when the library's algorithm already takes the bound there.
+#[no_mangle]
+pub extern "C" fn ls_alltoall_can_lose(block: u64) -> c_int {
+    alltoall_can_lose(block) as c_int
+}
+
+/// Without a table: the cost model's mode (0 the library's own, 1 frames) for an
+/// `MPI_Alltoall` of `block` bytes per message planned as `frames` frames of model time
+/// `model_s`; the modelled times of the library and of the schedule in `library_s` and
+/// `schedule_s` (NaN where not modelled). -1 with a message on error.
+///
+/// # Safety
+/// `fabric` comes from `ls_fabric_load`; `world_rank` has `n` entries; `library_s` and
+/// `schedule_s` are writable; `error` a writable buffer of `error_len` bytes (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ls_default_alltoall_mode(
+    fabric: *const Fabric,
+    n: u32,
+    world_rank: *const i32,
+    block: u64,
+    model_s: f64,
+    frames: u32,
+    library_s: *mut f64,
+    schedule_s: *mut f64,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int {
+    guarded(error, error_len, -1, || {
+        let fabric = fabric.as_ref().ok_or("no fabric")?;
+        if world_rank.is_null() || library_s.is_null() || schedule_s.is_null() {
+            return Err("a null pointer was given".into());
+        }
+        let ranks = std::slice::from_raw_parts(world_rank, n as usize);
+        let (mode, library, schedule) =
+            default_alltoall_mode(fabric, ranks, block, model_s, frames)?;
+        *library_s = library;
+        *schedule_s = schedule;
+        Ok(mode as c_int)
+    })
 }

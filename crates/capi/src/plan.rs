@@ -24,18 +24,21 @@ pub struct RankPlan {
 
 /// Plan the exchange of `bytes[i * n + j]` bytes from rank `i` to rank `j` of a communicator
 /// whose rank `i` is world rank `world_rank[i]`, within `time_limit_s` of search.
-pub fn plan_ranks(fabric: &Fabric, world_rank: &[i32], bytes: &[u64], time_limit_s: f64) -> Result<RankPlan, String> {
+pub fn plan_ranks(
+    fabric: &Fabric,
+    world_rank: &[i32],
+    bytes: &[u64],
+    time_limit_s: f64,
+) -> Result<RankPlan, String> {
     let n = world_rank.len();
     if bytes.len() != n * n {
-        return Err(format!("{} byte counts for {n} ranks (expected {})", bytes.len(), n * n));
+        return Err(format!(
+            "{} byte counts for {n} ranks (expected {})",
+            bytes.len(),
+            n * n
+        ));
     }
-    let mut host = Vec::with_capacity(n);
-    for (i, &w) in world_rank.iter().enumerate() {
-        let h = usize::try_from(w).ok().and_then(|w| fabric.host_of_rank.get(w)).ok_or_else(|| {
-            format!("rank {i} is world rank {w}, but the fabric maps {} ranks", fabric.host_of_rank.len())
-        })?;
-        host.push(*h);
-    }
+    let host = hosts_of_ranks(fabric, world_rank)?;
     let (mut pairs, mut local) = (Vec::new(), Vec::new());
     for i in 0..n {
         for j in 0..n {
@@ -54,33 +57,40 @@ pub fn plan_ranks(fabric: &Fabric, world_rank: &[i32], bytes: &[u64], time_limit
     let mut times = Vec::with_capacity(pairs.len());
     let mut load = vec![0.0f64; fabric.capacity_bps.len()];
     for &(i, j, b) in &pairs {
-        let (a, z) = (host[i as usize], host[j as usize]);
-        let path = fabric.routes.get(&(a, z)).ok_or_else(|| {
-            format!("no route from {} to {} in the fabric", fabric.hosts[a as usize], fabric.hosts[z as usize])
-        })?;
-        let slot_rate = path
-            .iter()
-            .map(|&r| fabric.capacity_bps[r as usize] / fabric.slots[r as usize] as f64)
-            .fold(f64::INFINITY, f64::min);
+        let (path, slot_rate) = route_between(fabric, host[i as usize], host[j as usize])?;
         for &r in path {
             load[r as usize] += b as f64 / fabric.capacity_bps[r as usize];
         }
-        paths.push(path.clone());
+        paths.push(path.to_vec());
         times.push(b as f64 / slot_rate);
     }
     let sizes: Vec<u64> = pairs.iter().map(|p| p.2).collect();
-    let planned: PlannedExchange =
-        plan_exchange(&paths, fabric.capacity_bps.len(), &fabric.slots, &sizes, &times, time_limit_s)
-            .map_err(|e| e.to_string())?;
+    let planned: PlannedExchange = plan_exchange(
+        &paths,
+        fabric.capacity_bps.len(),
+        &fabric.slots,
+        &sizes,
+        &times,
+        time_limit_s,
+    )
+    .map_err(|e| e.to_string())?;
     let model_s = planned
         .frames
         .iter()
-        .map(|f| f.iter().map(|&(t, b)| times[t as usize] * b as f64 / sizes[t as usize] as f64).fold(0.0, f64::max))
+        .map(|f| {
+            f.iter()
+                .map(|&(t, b)| times[t as usize] * b as f64 / sizes[t as usize] as f64)
+                .fold(0.0, f64::max)
+        })
         .sum();
     let frames = planned
         .frames
         .iter()
-        .map(|f| f.iter().map(|&(t, b)| (pairs[t as usize].0, pairs[t as usize].1, b)).collect())
+        .map(|f| {
+            f.iter()
+                .map(|&(t, b)| (pairs[t as usize].0, pairs[t as usize].1, b))
+                .collect()
+        })
         .collect();
     Ok(RankPlan {
         frames,
@@ -93,14 +103,51 @@ pub fn plan_ranks(fabric: &Fabric, world_rank: &[i32], bytes: &[u64], time_limit
     })
 }
 
+/// The host (index in the fabric) of each rank of a communicator whose rank `i` is world rank
+/// `world_rank[i]`.
+pub fn hosts_of_ranks(fabric: &Fabric, world_rank: &[i32]) -> Result<Vec<u32>, String> {
+    world_rank
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            usize::try_from(w)
+                .ok()
+                .and_then(|w| fabric.host_of_rank.get(w))
+                .copied()
+                .ok_or_else(|| {
+                    format!(
+                        "rank {i} is world rank {w}, but the fabric maps {} ranks",
+                        fabric.host_of_rank.len()
+                    )
+                })
+        })
+        .collect()
+}
+
+/// The resources between two hosts, and the rate one transfer gets on them alone (its slot
+/// rate: the narrowest of capacity over slots).
+pub fn route_between(fabric: &Fabric, a: u32, z: u32) -> Result<(&[u32], f64), String> {
+    let path = fabric.routes.get(&(a, z)).ok_or_else(|| {
+        format!(
+            "no route from {} to {} in the fabric",
+            fabric.hosts[a as usize], fabric.hosts[z as usize]
+        )
+    })?;
+    let slot_rate = path
+        .iter()
+        .map(|&r| fabric.capacity_bps[r as usize] / fabric.slots[r as usize] as f64)
+        .fold(f64::INFINITY, f64::min);
+    Ok((path, slot_rate))
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fabric::parse_fabric;
 
     /// Two hosts per switch, two switches joined by one cable: the cable carries 4 messages
     /// each way in an all-to-all of 4 ranks, so Λ = 4 frames of one message.
-    fn two_by_two() -> Fabric {
+    pub(crate) fn two_by_two() -> Fabric {
         let mut text = String::from("liquidsched-fabric 1\nnetwork t\nresources 10\n");
         text += &"1000 1\n".repeat(10);
         text += "hosts 4\na\nb\nc\nd\nranks 5\n0\n1\n2\n3\n3\nroutes 12\n";
@@ -111,7 +158,13 @@ mod tests {
                     continue;
                 }
                 let cross = (s < 2) != (d < 2);
-                let mid = if !cross { String::new() } else if s < 2 { " 8".into() } else { " 9".into() };
+                let mid = if !cross {
+                    String::new()
+                } else if s < 2 {
+                    " 8".into()
+                } else {
+                    " 9".into()
+                };
                 text += &format!("{s} {d} : {}{mid} {}\n", s, 4 + d);
             }
         }
@@ -122,10 +175,15 @@ mod tests {
     fn an_all_to_all_is_liquid_and_every_byte_is_planned() {
         let f = two_by_two();
         let n = 4;
-        let bytes: Vec<u64> = (0..n * n).map(|k| if k / n == k % n { 0 } else { 1000 }).collect();
+        let bytes: Vec<u64> = (0..n * n)
+            .map(|k| if k / n == k % n { 0 } else { 1000 })
+            .collect();
         let p = plan_ranks(&f, &[0, 1, 2, 3], &bytes, 5.0).unwrap();
         assert_eq!(p.planner, Planner::Liquid);
-        assert_eq!((p.frames.len(), p.lower_bound_frames, p.proven), (4, 4, true));
+        assert_eq!(
+            (p.frames.len(), p.lower_bound_frames, p.proven),
+            (4, 4, true)
+        );
         assert_eq!(p.bound_s, 4.0);
         assert_eq!(p.model_s, 4.0);
         let mut got = vec![0u64; n * n];
@@ -144,6 +202,8 @@ mod tests {
         let p = plan_ranks(&f, &[3, 4], &bytes, 1.0).unwrap();
         assert!(p.frames.is_empty());
         assert_eq!(p.local, vec![(0, 1, 5), (1, 0, 7)]);
-        assert!(plan_ranks(&f, &[0, 9], &bytes, 1.0).unwrap_err().contains("world rank 9"));
+        assert!(plan_ranks(&f, &[0, 9], &bytes, 1.0)
+            .unwrap_err()
+            .contains("world rank 9"));
     }
 }

@@ -76,6 +76,19 @@ def size_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def duration_arg(text: str) -> float:
+    """``--latency 30us``: a duration in seconds, units allowed, at least 0."""
+    from ..units import parse_duration
+
+    try:
+        value = parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a duration of at least 0, got {text!r}")
+    return value
+
+
 def window_arg(text: str) -> int | str:
     """``--window auto|none|N``: a whole number of packets (steps) >= 1, or ``auto`` / ``none``."""
     if text in ("auto", "none"):

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import InputError
-from .common import command_help, err, out, print_json
+from .common import command_help, duration_arg, err, out, print_json
 
 
 def rank_hosts_of(args: argparse.Namespace, hosts: list[str]) -> list[str]:
@@ -35,7 +35,7 @@ def cmd_pmpi_config(args: argparse.Namespace) -> int:
 
     net = resolve_topology(args.topology)
     ranks = rank_hosts_of(args, net.hosts())
-    text = fabric_text(net, ranks)
+    text = fabric_text(net, ranks, args.latency)
     write_output(args.output, text)
     summary = {"output": str(args.output), "network": net.name, "ranks": len(ranks), "hosts": len(set(ranks)),
                "resources": len(net.resources)}
@@ -64,5 +64,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hostfile", metavar="FILE", help="the host of each rank from a host file "
                                                        "('host', 'host:N' or 'host slots=N' per line)")
     p.add_argument("--output", required=True, metavar="FABRIC", help="the fabric file (- for standard output)")
+    p.add_argument("--latency", type=duration_arg, metavar="SECONDS", help="one-way latency of a message between ranks, such as 30us "
+                   "(liquidsched calibrate measures it: o + L), charged per synchronisation by the interposition "
+                   "library's cost model when no selection table decides (default 50us)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_pmpi_config)

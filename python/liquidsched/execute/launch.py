@@ -516,18 +516,20 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
     started = time.monotonic()
     with SignalGuard() as guard, contextlib.ExitStack() as stack:
         fabric = None
-        if library is not None:
-            from ..io.fabric import save_fabric
-
-            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="liquidsched-launch-")))
-            os.chmod(tmp, 0o755)
-            fabric = tmp / f"{_file_name(network.name)}.fabric"
-            save_fabric(network, ranks_hosts, fabric)
         if table is not None:
             settings["LIQUIDSCHED_SELECTION"] = str(table)
         try:
             namespace = stack.enter_context(build(network, emulate, prefix))
             guard.reclaim()
+            if library is not None:
+                from ..io.fabric import save_fabric
+
+                tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="liquidsched-launch-")))
+                os.chmod(tmp, 0o755)
+                fabric = tmp / f"{_file_name(network.name)}.fabric"
+                # The links of a time-scaled emulation are slower than the network's: the paced
+                # mode's rates and the cost model must be the links'.
+                save_fabric(network, ranks_hosts, fabric, time_scale=time_scale_of(namespace))
             namespaces = None if namespace is None else [namespace[h] for h in ranks_hosts]
             cmd = application_command(argv, len(ranks_hosts), fabric, library, namespaces, settings, launcher,
                                       launcher_args)

@@ -31,7 +31,6 @@ Table format (JSON), ``format`` :data:`FORMAT`::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -39,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
+from ..fingerprint import network_fingerprint
 from ..network import Network
 from .plan import library_mode_env
 
@@ -48,37 +48,6 @@ MARGIN = 0.01
 #: The environment variable that names a selection table for the mpi4py API and the
 #: interposition library.
 SELECTION_VARIABLE = "LIQUIDSCHED_SELECTION"
-
-
-def network_fingerprint(net: Network) -> str:
-    """A digest of what decides how an exchange runs on ``net``: its nodes, links (capacity,
-    latency, slots, buffer) and the route of every ordered host pair. Two networks with the same
-    fingerprint carry every exchange alike.
-
-    Examples
-    --------
-    >>> from liquidsched import build_topology
-    >>> a = network_fingerprint(build_topology("crossbar:n=3"))
-    >>> a == network_fingerprint(build_topology("crossbar:n=3")), a == network_fingerprint(build_topology("crossbar:n=4"))
-    (True, False)
-    """
-    links = sorted((lid, link.src, link.dst, float(link.capacity_Bps), float(link.latency_s), link.slots,
-                    link.buffer_packets) for lid, link in net.links.items())
-    nodes = sorted((name, node.kind) for name, node in net.nodes.items())
-    hosts = net.hosts()
-    # Beyond 256 hosts the routes are left out: the links and nodes still tell networks apart.
-    routes = [(a, b, _route_or_none(net, a, b)) for a in hosts for b in hosts] if len(hosts) <= 256 else []
-    text = json.dumps({"nodes": nodes, "links": links, "routes": routes, "hosts": len(hosts)}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _route_or_none(net: Network, src: str, dst: str) -> list[str] | None:
-    from ..errors import LiquidschedError
-
-    try:
-        return list(net.route(src, dst))
-    except LiquidschedError:
-        return None
 
 
 def measured_on(net: Network, hosts: Sequence[str], mpi_library: str, network: str,

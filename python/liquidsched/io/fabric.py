@@ -11,6 +11,8 @@ every two distinct hosts those ranks run on. Its grammar is the one
 
     liquidsched-fabric 1
     network NAME
+    fingerprint HEX               (optional: the network's fingerprint, to match selection tables)
+    latency SECONDS               (optional: one-way latency between ranks, for the cost model)
     resources R
     CAPACITY_BPS SLOTS            (R lines, resource r on line r)
     hosts H
@@ -26,19 +28,28 @@ route.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import InputError, TopologyError
+from ..fingerprint import network_fingerprint
 from ..network import Network
 from .output import write_output
 
 MAGIC = "liquidsched-fabric 1"
 
 
-def fabric_text(net: Network, rank_hosts: Sequence[str]) -> str:
+def fabric_text(net: Network, rank_hosts: Sequence[str], latency_s: float | None = None,
+                time_scale: float = 1.0) -> str:
     """The fabric file of ``net`` with rank ``r`` on host ``rank_hosts[r]``.
+
+    ``latency_s``: the one-way latency of a message between ranks (``liquidsched calibrate``
+    measures it), which the interposition library's cost model charges per synchronisation.
+    ``time_scale``: the links run that many times slower than ``net`` says (an emulation's
+    ``--time-scale``), so the capacities written are divided by it; the fingerprint stays
+    ``net``'s, as a selection table measured there records it.
 
     Raises
     ------
@@ -50,9 +61,10 @@ def fabric_text(net: Network, rank_hosts: Sequence[str]) -> str:
     Examples
     --------
     >>> from liquidsched.topologies import crossbar
-    >>> print(fabric_text(crossbar(2), ["h1", "h2"]))        # doctest: +NORMALIZE_WHITESPACE
+    >>> print(fabric_text(crossbar(2), ["h1", "h2"]))        # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     liquidsched-fabric 1
     network crossbar
+    fingerprint ...
     resources 4
     1250000000.0 1
     1250000000.0 1
@@ -80,10 +92,17 @@ def fabric_text(net: Network, rank_hosts: Sequence[str]) -> str:
         if not name or any(c.isspace() or c == "#" for c in name):
             raise TopologyError(f"{name!r}: a fabric file names hosts and networks by one word without '#' "
                                 "(the C reader splits lines at spaces and comments)")
+    if not (time_scale > 0 and math.isfinite(time_scale)):
+        raise InputError(f"a fabric's time scale must be a positive number, got {time_scale}")
+    if latency_s is not None and not (latency_s >= 0 and math.isfinite(latency_s)):
+        raise InputError(f"a fabric's latency must be a number of seconds, at least 0, got {latency_s}")
     hosts = [h for h in net.hosts() if h in set(rank_hosts)]
     index = {h: i for i, h in enumerate(hosts)}
-    lines = [MAGIC, f"network {net.name}", f"resources {len(net.resources)}"]
-    lines += [f"{float(net.resource_capacity[r])!r} {net.resource_slots[r]}" for r in range(len(net.resources))]
+    lines = [MAGIC, f"network {net.name}", f"fingerprint {network_fingerprint(net)}"]
+    lines += [f"latency {float(latency_s)!r}"] if latency_s is not None else []
+    lines += [f"resources {len(net.resources)}"]
+    lines += [f"{float(net.resource_capacity[r]) / time_scale!r} {net.resource_slots[r]}"
+              for r in range(len(net.resources))]
     lines += [f"hosts {len(hosts)}", *hosts, f"ranks {len(rank_hosts)}", *(str(index[h]) for h in rank_hosts)]
     routes = [f"{index[a]} {index[b]} : {' '.join(map(str, sorted(net.path_resources(a, b))))}"
               for a in hosts for b in hosts if a != b and net.nodes[a].sends and net.nodes[b].receives]
@@ -91,9 +110,10 @@ def fabric_text(net: Network, rank_hosts: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_fabric(net: Network, rank_hosts: Sequence[str], path: str | os.PathLike) -> None:
+def save_fabric(net: Network, rank_hosts: Sequence[str], path: str | os.PathLike, latency_s: float | None = None,
+                time_scale: float = 1.0) -> None:
     """Write :func:`fabric_text` to ``path`` (whole or not at all)."""
-    write_output(path, fabric_text(net, rank_hosts))
+    write_output(path, fabric_text(net, rank_hosts, latency_s, time_scale))
 
 
 def read_host_list(path: str | os.PathLike) -> list[str]:
