@@ -5,7 +5,8 @@ against the liquid throughput. Needs root (network namespaces, tc).
 
 The application is ``pmpi/tests/alltoall_check`` (MPI_Alltoall of equal messages, every byte
 checked), run once with the MPI library's own MPI_Alltoall and once with
-``LD_PRELOAD=libliquidsched_pmpi.so`` (the liquid schedule, frame by frame), on:
+``LD_PRELOAD=libliquidsched_pmpi.so`` and ``LIQUIDSCHED_MODE=frames`` (the liquid schedule, frame by
+frame, at every size: what the schedule achieves, not what the library would choose), on:
 
 * two switches of four hosts joined by one cable (``benchmarks/topologies/two-switch-duplex.yaml``,
   100 Mbit/s everywhere): the cable carries 16 messages each way, a host link 7;
@@ -46,7 +47,8 @@ def measure(build, net, fabric, namespaces, sizes, repeats, preload):
     argv = [str(build.check_program), "--op", "alltoall", "--sizes", ",".join(map(str, sizes)),
             "--repeats", str(repeats), "--warmup", "1"]
     cmd = application_command(argv, len(namespaces), fabric if preload else None,
-                              build.library if preload else None, namespaces, env={"LIQUIDSCHED_VERBOSE": "1"})
+                              build.library if preload else None, namespaces,
+                              env={"LIQUIDSCHED_VERBOSE": "1", "LIQUIDSCHED_MODE": "frames"})
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     rows = parse_results(done.stdout)
     if done.returncode != 0 or len(rows) != len(sizes) or any(r["exact"] != 1 for r in rows):

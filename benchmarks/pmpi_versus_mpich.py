@@ -1,0 +1,225 @@
+"""Does an unmodified MPI program get faster under the interposition library? The OSU-like C
+benchmark (``pmpi/bench/alltoall_bench.c``) launched by ``liquidsched launch`` on each emulated
+network, with MPICH alone and with the library reading a table ``liquidsched tune`` measured on
+that network; and, without emulation or table, 8 ranks on this machine at 1 B – 4 KiB, where the
+library must cost nothing. Needs root (network namespaces, tc).
+
+    python benchmarks/pmpi_versus_mpich.py --output out/pmpi.json --plot out/pmpi.png
+
+For each network of ``win_when_run.py`` and each buffer regime: ``liquidsched tune`` (all-to-all,
+1 KiB – 4 MiB by ×4, the modes the library runs: frames, paced, ``MPI_Alltoall``,
+``MPI_Alltoallv``) writes the table; the benchmark runs 1 B – 8 KiB with ``--small-iterations``
+calls per size and 16 KiB – 4 MiB with ``--iterations``, each after warm-up calls, once with
+MPICH alone and once under the library. The speed-up per size is MPICH's average time over the
+library's. The goals of the *Win when run* issue are checked and printed: ≥ 0.98 at every size
+for both collectives, ≥ 1.2 on ``MPI_Alltoall`` from 1 MiB, and, without emulation or table, a
+cost ≤ 1.1 × MPICH's at 1 B – 4 KiB (median of ``--local-rounds`` alternating runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from common import benchmark_parser, progress_bar
+from rich.console import Console
+from rich.table import Table
+
+from liquidsched.io.files import write_document
+from win_when_run import NETWORKS, REGIMES
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "pmpi" / "build" / "alltoall_bench"
+SMALL = "1:8192"
+
+
+def liquidsched(*args: str, timeout: float = 3600) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "liquidsched.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+    if done.returncode != 0:
+        raise SystemExit(f"liquidsched {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return done
+
+
+def tune(topology: str, algorithm: str, regime: str, repeats: int, prefix: str, table: Path, largest: int) -> dict:
+    liquidsched("tune", "--topology", topology, "--traffic", "all-to-all", "--algorithm", algorithm,
+                "--sizes", f"1KiB:{largest}:x4", "--modes", "frames,paced,alltoall,alltoallv", "--repeats", str(repeats),
+                "--emulate", "--prefix", prefix, "--buffers", regime, "--output", str(table))
+    return json.loads(table.read_text())
+
+
+def bench(topology: str, regime: str | None, prefix: str, sizes: str, iterations: int, warmup: int,
+          table: Path | None = None, pmpi: bool = False) -> list[dict]:
+    """The benchmark's rows for ``sizes``: under ``liquidsched launch``, emulated in ``regime``
+    (None: on this machine), with the library (and ``table``) when ``pmpi``."""
+    args = ["launch", "--topology", topology]
+    if regime is not None:
+        args += ["--emulate", "--prefix", prefix, "--buffers", regime]
+    if pmpi:
+        args += ["--pmpi"] + (["--selection", str(table)] if table is not None else [])
+    args += ["--", str(BENCH), "-m", sizes, "-i", str(iterations), "-x", str(warmup), "-f", "json"]
+    doc = json.loads(liquidsched(*args).stdout)
+    if not doc["verified"]:
+        raise SystemExit(f"the benchmark received wrong bytes: {' '.join(args)}")
+    return doc["results"]
+
+
+def speedups(mpich: list[dict], library: list[dict]) -> list[dict]:
+    ours = {(r["collective"], r["size_bytes"]): r for r in library}
+    return [{"collective": r["collective"], "size_bytes": r["size_bytes"], "mpich_us": r["avg_latency_us"],
+             "library_us": ours[r["collective"], r["size_bytes"]]["avg_latency_us"],
+             "speedup": r["avg_latency_us"] / ours[r["collective"], r["size_bytes"]]["avg_latency_us"]}
+            for r in mpich]
+
+
+def chosen(table: dict) -> dict:
+    """What the library takes from the table at each measured size, per collective (the rule of
+    crates/capi/src/selection.rs)."""
+    out = {}
+    for op, own in (("alltoall", "alltoall"), ("alltoallv", "alltoallv")):
+        picks = []
+        for row in table["sizes"]:
+            med = {m: v["median_s"] for m, v in row["modes"].items()}
+            best = min((med[m], m) for m in ("frames", "paced") if m in med)
+            picks.append([row["size_bytes"], best[1] if own in med and med[own] > best[0] * (1 + table["margin"])
+                          else "library"])
+        out[op] = picks
+    return out
+
+
+def cell_goals(rows: list[dict]) -> dict:
+    worst = {op: min(r["speedup"] for r in rows if r["collective"] == op) for op in ("alltoall", "alltoallv")}
+    big = [r["speedup"] for r in rows if r["collective"] == "alltoall" and r["size_bytes"] >= 1 << 20]
+    return {"worst_alltoall": worst["alltoall"], "worst_alltoallv": worst["alltoallv"],
+            "alltoall_from_1MiB": min(big) if big else None,
+            "never_below_0.98": min(worst.values()) >= 0.98, "alltoall_1.2_from_1MiB": bool(big) and min(big) >= 1.2}
+
+
+def local_overhead(topology: str, rounds: int, iterations: int) -> dict:
+    """Without emulation or table, 8 ranks here: the library's time over MPICH's at 1 B – 4 KiB,
+    per size the median over alternating rounds."""
+    ratios: dict[tuple[str, int], list[float]] = {}
+    for _ in range(rounds):
+        mpich = bench(topology, None, "", "1:4096", iterations, iterations // 10)
+        library = bench(topology, None, "", "1:4096", iterations, iterations // 10, pmpi=True)
+        for r in speedups(mpich, library):
+            ratios.setdefault((r["collective"], r["size_bytes"]), []).append(1 / r["speedup"])
+    rows = [{"collective": op, "size_bytes": size, "cost_ratio": statistics.median(v), "rounds": v}
+            for (op, size), v in sorted(ratios.items())]
+    return {"rows": rows, "worst": max(r["cost_ratio"] for r in rows),
+            "at_most_1.1": max(r["cost_ratio"] for r in rows) <= 1.1}
+
+
+def plot(records: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = [(rec, cell) for rec in records for cell in rec["cells"]]
+    fig, axes = plt.subplots(2, len(cells), figsize=(3.6 * len(cells), 6.5), squeeze=False)
+    for k, (rec, cell) in enumerate(cells):
+        top, bottom = axes[0][k], axes[1][k]
+        for op, colour in (("alltoall", "tab:blue"), ("alltoallv", "tab:orange")):
+            rows = [r for r in cell["rows"] if r["collective"] == op]
+            sizes = [r["size_bytes"] for r in rows]
+            top.plot(sizes, [r["mpich_us"] / 1e6 for r in rows], "--", color=colour, label=f"MPICH {op}")
+            top.plot(sizes, [r["library_us"] / 1e6 for r in rows], "-", color=colour, label=f"library {op}")
+            bottom.plot(sizes, [r["speedup"] for r in rows], "o-", color=colour, ms=3, label=op)
+        top.set(xscale="log", yscale="log", title=f"{rec['key']}, {cell['regime']}", xlabel="bytes per message")
+        bottom.set(xscale="log", xlabel="bytes per message", ylim=(0.5, max(2.0, bottom.get_ylim()[1])))
+        bottom.axhline(0.98, color="grey", lw=0.8, ls=":")
+        bottom.axhline(1.2, color="grey", lw=0.8, ls="--")
+        if k == 0:
+            top.set_ylabel("time per call (s)")
+            bottom.set_ylabel("MPICH time / library time")
+            top.legend(fontsize=7)
+            bottom.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = benchmark_parser(__doc__)
+    parser.add_argument("--repeats", type=int, default=5, help="tune's timed runs per mode and size (default 5)")
+    parser.add_argument("--iterations", type=int, default=7, help="timed calls per size from 16 KiB (default 7)")
+    parser.add_argument("--small-iterations", type=int, default=200, help="timed calls per size to 8 KiB (default 200)")
+    parser.add_argument("--local-rounds", type=int, default=3,
+                        help="alternating rounds without emulation (default 3; 0: none)")
+    parser.add_argument("--local-iterations", type=int, default=50,
+                        help="timed calls per size without emulation (default 50: 8 ranks on 2 cores take ms each)")
+    parser.add_argument("--prefix", default="lspm")
+    parser.add_argument("--only", default="", help="comma-separated network keys (default all)")
+    parser.add_argument("--regimes", default=",".join(REGIMES))
+    parser.add_argument("--tables", default="", help="keep the tuned tables in this directory")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("the emulated networks need root")
+    if not BENCH.exists():
+        raise SystemExit(f"{BENCH} is missing: make pmpi builds it")
+    keys = [k for k in args.only.split(",") if k] or [k for k, *_ in NETWORKS]
+    regimes = [r for r in args.regimes.split(",") if r]
+    todo = [n for n in NETWORKS if n[0] in keys]
+    tables = Path(args.tables or tempfile.mkdtemp(prefix="liquidsched-tables-"))
+    tables.mkdir(parents=True, exist_ok=True)
+    records = []
+    with progress_bar("{task.description}") as progress:
+        task = progress.add_task("cells", total=len(todo) * len(regimes) + 1)
+        progress.update(task, description="8 ranks here, no table")
+        local = local_overhead(NETWORKS[0][2], args.local_rounds, args.local_iterations) if args.local_rounds else None
+        progress.advance(task)
+        for key, label, topology, _, algorithm, divisor in todo:
+            largest = (4 << 20) // divisor
+            record = {"network": label, "key": key, "topology": topology, "cells": []}
+            for regime in regimes:
+                progress.update(task, description=f"{key}, {regime}: tune")
+                table_path = tables / f"{key.replace(':', '-')}-{regime}.json"
+                table = tune(topology, algorithm, regime, args.repeats, args.prefix, table_path, largest)
+                rows = []
+                for pmpi in (False, True):
+                    progress.update(task, description=f"{key}, {regime}: {'library' if pmpi else 'MPICH'}")
+                    rows.append(bench(topology, regime, args.prefix, SMALL, args.small_iterations,
+                                      args.small_iterations // 10, table_path, pmpi)
+                                + bench(topology, regime, args.prefix, f"16384:{largest}", args.iterations, 1,
+                                        table_path, pmpi))
+                cell = {"regime": regime, "table": str(table_path), "chosen": chosen(table),
+                        "rows": speedups(*rows)}
+                cell["goals"] = cell_goals(cell["rows"])
+                record["cells"].append(cell)
+                progress.advance(task)
+            records.append(record)
+    console = Console(width=200)
+    table = Table("network", "buffers", "collective", "worst MPICH/library (size)", "from 1 MiB", "chosen by the table",
+                  title="the C benchmark under the library: MPICH's time / the library's, per size")
+    for rec in records:
+        for cell in rec["cells"]:
+            for op in ("alltoall", "alltoallv"):
+                rows = [r for r in cell["rows"] if r["collective"] == op]
+                worst = min(rows, key=lambda r: r["speedup"])
+                big = [r["speedup"] for r in rows if r["size_bytes"] >= 1 << 20] or [float("nan")]
+                picks = ", ".join(f"{s}: {m}" for s, m in cell["chosen"][op])
+                table.add_row(rec["key"], cell["regime"], op, f"{worst['speedup']:.3f} ({worst['size_bytes']} B)",
+                              f"{min(big):.2f}–{max(big):.2f}", picks)
+    console.print(table)
+    met = [c["goals"]["never_below_0.98"] for r in records for c in r["cells"]]
+    met += [c["goals"]["alltoall_1.2_from_1MiB"] for r in records for c in r["cells"]
+            if c["goals"]["alltoall_from_1MiB"] is not None]
+    if local is not None:
+        console.print(f"without emulation or table, 8 ranks, 1 B – 4 KiB: library/MPICH at most {local['worst']:.3f} "
+                      f"({'met' if local['at_most_1.1'] else 'NOT met'}: ≤ 1.1)")
+        met.append(local["at_most_1.1"])
+    console.print(f"goals met: {sum(met)} of {len(met)}")
+    write_document({"benchmark": "pmpi_versus_mpich", "iterations": args.iterations,
+                    "small_iterations": args.small_iterations, "repeats": args.repeats, "local": local,
+                    "networks": records}, args.output)
+    if args.plot:
+        plot(records, args.plot)
+
+
+if __name__ == "__main__":
+    main()
