@@ -13,9 +13,12 @@
  * - without one: the cost model (crates/capi/src/model.rs): MPI_Alltoall is planned only where
  *   MPICH's algorithm is modelled slower than liquid frames (its pairwise exchange, messages over
  *   32 KiB), MPI_Alltoallv never (MPICH posts it all at once, which the model cannot beat).
+ * MPI_Alltoallv follows a table only with LIQUIDSCHED_ALLTOALLV=table: only every rank's counts
+ * together tell its mean message, so following the table costs an agreement per call (measured:
+ * a third of MPICH's speed at 1 B on an emulated network), and by default it is MPICH's own.
  * A call the library runs by choice costs nothing beyond that choice: for MPI_Alltoall every rank
- * knows the signature (one block size), and for MPI_Alltoallv without a table that schedules it
- * nothing needs knowing; no rank speaks to another. LIQUIDSCHED_MODE=frames or paced plans every
+ * knows the signature (one block size), and MPI_Alltoallv by default needs nothing knowing; no
+ * rank speaks to another. LIQUIDSCHED_MODE=frames or paced plans every
  * call that can be planned that way; library is the library's own always.
  *
  * A planned call: rank 0 plans the exchange once per communicator and signature of counts
@@ -42,6 +45,8 @@
  *   LIQUIDSCHED_SELECTION   a selection table; one measured on another network (fingerprint) or
  *                           with another MPI library is refused once, and the model decides
  *   LIQUIDSCHED_MODE        auto (default), frames, paced or library
+ *   LIQUIDSCHED_ALLTOALLV   library (default) or table: MPI_Alltoallv follows a table that
+ *                           schedules it (an agreement per call)
  *   LIQUIDSCHED_TIME_LIMIT  search per plan (default 2s)
  *   LIQUIDSCHED_MIN_BYTES   a rank whose messages average fewer bytes leaves the call to the
  *                           library (default 0)
@@ -114,6 +119,8 @@ static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER;
 static int settings_read;
 static enum setting setting = AUTO;
 static double time_limit_s = 2.0, min_bytes = 0.0;
+/* Whether MPI_Alltoallv follows a table that schedules it, at the price of an agreement per call. */
+static int alltoallv_by_table;
 static ls_fabric *fabric;
 static int fabric_tried;
 static char fabric_error[512];
@@ -161,6 +168,16 @@ static void read_mode_setting(void) {
     refuse_variable("LIQUIDSCHED_MODE", v, "expected auto, frames, paced or library", "auto is used");
 }
 
+static void read_alltoallv_setting(void) {
+    const char *v = getenv("LIQUIDSCHED_ALLTOALLV");
+    if (!v || !*v || strcmp(v, "library") == 0)
+        return;
+    if (strcmp(v, "table") == 0)
+        alltoallv_by_table = 1;
+    else
+        refuse_variable("LIQUIDSCHED_ALLTOALLV", v, "expected library or table", "library is used");
+}
+
 static void read_size_setting(void) {
     const char *v = getenv("LIQUIDSCHED_MIN_BYTES");
     char why[256];
@@ -204,6 +221,7 @@ static void read_settings(void) {
     if (!settings_read) {
         settings_read = 1;
         read_mode_setting();
+        read_alltoallv_setting();
         read_size_setting();
         read_time_setting();
         const char *path = getenv("LIQUIDSCHED_FABRIC");
@@ -696,8 +714,11 @@ static int wanted_mode(int collective, const char *op, MPI_Comm comm, int n, int
         fprintf(stderr, "liquidsched: the selection table was measured with %u ranks, not %d: the cost model decides "
                 "for communicators of other sizes\n", ls_selection_ranks(selection), n);
     }
+    /* Only every rank's counts together tell an MPI_Alltoallv's mean: following a table costs an
+     * agreement per call, which small calls cannot afford, so it is asked for. */
     if (collective == LS_ALLTOALLV)
-        return table && ls_selection_ever_schedules(selection, LS_ALLTOALLV) ? BY_TABLE_MEAN : LS_MODE_LIBRARY;
+        return table && alltoallv_by_table && ls_selection_ever_schedules(selection, LS_ALLTOALLV) ? BY_TABLE_MEAN
+                                                                                                   : LS_MODE_LIBRARY;
     uint64_t block = block_row[me == 0 ? 1 : 0];
     if (table)
         return table_mode(LS_ALLTOALL, op, (double)block, me);

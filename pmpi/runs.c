@@ -136,7 +136,9 @@ void run_paced(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, 
     qsort(mine, sends, sizeof *mine, by_due);
     double origin = PMPI_Wtime();
     long next = 0, active = r, left = r;
-    while (next < sends || left > 0) {
+    /* Until the last chunk is handed to MPI the rank tests and sleeps; then it waits as MPI
+     * does: the last pieces are under way, and napping would only add to the end. */
+    while (next < sends) {
         double now = PMPI_Wtime() - origin;
         for (; next < sends && mine[next].due_s <= now; next++) {
             const due_chunk *c = &mine[next];
@@ -153,8 +155,10 @@ void run_paced(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, 
             left -= found;
             continue;
         }
-        nap(next < sends ? mine[next].due_s - (PMPI_Wtime() - origin) : LONGEST_NAP_S);
+        if (next < sends)
+            nap(mine[next].due_s - (PMPI_Wtime() - origin));
     }
+    PMPI_Waitall((int)active, requests, MPI_STATUSES_IGNORE);
     free(requests);
     free(done);
     free(mine);

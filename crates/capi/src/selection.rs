@@ -174,19 +174,20 @@ impl Selection {
 
     /// The mode for `collective` with messages of `mean_bytes` on average, and the measured
     /// size it comes from: the nearest on a logarithmic scale (the smaller on a tie).
+    ///
+    /// A size halfway between two measured ones (2 KiB between 1 KiB and 4 KiB) is a tie: the
+    /// row that keeps the library's own wins it, else the smaller, since neither measurement
+    /// says more than the other about a size measured by none.
     pub fn choose(&self, collective: Collective, mean_bytes: f64) -> (Mode, u64) {
         let target = mean_bytes.max(1.0).ln();
         let distance = |r: &Row| ((r.size_bytes.max(1) as f64).ln() - target).abs();
-        let row = self
-            .rows
+        let nearest = self.rows.iter().map(distance).fold(f64::INFINITY, f64::min);
+        self.rows
             .iter()
-            .min_by(|a, b| {
-                distance(a)
-                    .total_cmp(&distance(b))
-                    .then(a.size_bytes.cmp(&b.size_bytes))
-            })
-            .expect("a table has rows");
-        (row.best(collective, self.margin), row.size_bytes)
+            .filter(|r| distance(r) <= nearest + 1e-9)
+            .map(|r| (r.best(collective, self.margin), r.size_bytes))
+            .min_by_key(|&(mode, size)| (mode != Mode::Library, size))
+            .expect("a table has rows")
     }
 
     /// Whether any measured size runs a schedule for `collective`: when none does, every call
@@ -275,6 +276,20 @@ mod tests {
             (Mode::Paced, 1 << 20)
         );
         assert_eq!(s.choose(Collective::Alltoall, 1e9), (Mode::Paced, 1 << 20));
+    }
+
+    #[test]
+    fn a_size_halfway_between_two_measured_ones_keeps_the_library() {
+        let rows = [
+            row(1024, &[("alltoall", 1.0), ("paced", 2.0)]),
+            row(4096, &[("alltoall", 2.0), ("paced", 1.0)]),
+            row(16384, &[("alltoall", 2.0), ("paced", 1.0)]),
+        ];
+        let s = Selection::parse(&table(&rows.join(",")), "t").unwrap();
+        assert_eq!(s.choose(Collective::Alltoall, 2048.0), (Mode::Library, 1024));
+        assert_eq!(s.choose(Collective::Alltoall, 2049.0), (Mode::Paced, 4096));
+        // Between two rows that both schedule: the smaller.
+        assert_eq!(s.choose(Collective::Alltoall, 8192.0), (Mode::Paced, 4096));
     }
 
     #[test]
