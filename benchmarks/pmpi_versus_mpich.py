@@ -32,6 +32,7 @@ from common import benchmark_parser, progress_bar
 from rich.console import Console
 from rich.table import Table
 
+from liquidsched.execute.selection import best_mode
 from liquidsched.io.files import write_document
 from win_when_run import NETWORKS, REGIMES
 
@@ -80,17 +81,17 @@ def speedups(mpich: list[dict], library: list[dict]) -> list[dict]:
 
 
 def chosen(table: dict) -> dict:
-    """What the library takes from the table at each measured size, per collective (the rule of
-    crates/capi/src/selection.rs)."""
+    """What the library takes from the table at each measured size, per collective: the rule of
+    :func:`~liquidsched.execute.selection.best_mode` among the call's own collective and the modes
+    the library runs (crates/capi/src/selection.rs)."""
     out = {}
-    for op, own in (("alltoall", "alltoall"), ("alltoallv", "alltoallv")):
+    for own in ("alltoall", "alltoallv"):
         picks = []
         for row in table["sizes"]:
-            med = {m: v["median_s"] for m, v in row["modes"].items()}
-            best = min((med[m], m) for m in ("frames", "paced") if m in med)
-            picks.append([row["size_bytes"], best[1] if own in med and med[own] > best[0] * (1 + table["margin"])
-                          else "library"])
-        out[op] = picks
+            med = {m: v["median_s"] for m, v in row["modes"].items() if m in (own, "frames", "paced")}
+            mode = best_mode(med, table["margin"]) if own in med else own
+            picks.append([row["size_bytes"], "library" if mode == own else mode])
+        out[own] = picks
     return out
 
 

@@ -116,7 +116,7 @@ enum { BY_TABLE_MEAN = -2, BY_MODEL = -3 };
 static const char *mode_name[] = {"the library's own", "frames", "paced"};
 
 static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER;
-static int settings_read;
+static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 static enum setting setting = AUTO;
 static double time_limit_s = 2.0, min_bytes = 0.0;
 /* Whether MPI_Alltoallv follows a table that schedules it, at the price of an agreement per call. */
@@ -215,24 +215,19 @@ static void read_selection(void) {
         fprintf(stderr, "liquidsched: LIQUIDSCHED_SELECTION is refused: %s; the cost model decides instead\n", why);
 }
 
-/* The settings, the fabric and the table, read once at the first call. */
+/* The settings, the fabric and the table, read once (pthread_once: at the first call). */
 static void read_settings(void) {
-    pthread_mutex_lock(&setup);
-    if (!settings_read) {
-        settings_read = 1;
-        read_mode_setting();
-        read_alltoallv_setting();
-        read_size_setting();
-        read_time_setting();
-        const char *path = getenv("LIQUIDSCHED_FABRIC");
-        if (path && *path && setting != ALWAYS_LIBRARY) {
-            fabric_tried = 1;
-            fabric = ls_fabric_load(path, fabric_error, sizeof fabric_error);
-            if (fabric)
-                read_selection();
-        }
+    read_mode_setting();
+    read_alltoallv_setting();
+    read_size_setting();
+    read_time_setting();
+    const char *path = getenv("LIQUIDSCHED_FABRIC");
+    if (path && *path && setting != ALWAYS_LIBRARY) {
+        fabric_tried = 1;
+        fabric = ls_fabric_load(path, fabric_error, sizeof fabric_error);
+        if (fabric)
+            read_selection();
     }
-    pthread_mutex_unlock(&setup);
 }
 
 static void free_entry(plan_entry *e) {
@@ -660,14 +655,19 @@ static int scheduled_exchange(const char *op, int collective, MPI_Comm comm, enu
     return 1;
 }
 
-/* Whether rank `me`'s slots hold an MPI_Alltoall entry of this block size that the model left to
- * the library: every rank has the same entries and the same block, so each can tell alone. */
-static int model_chose_library(MPI_Comm comm, int n, const uint64_t *row) {
+/* Whether this rank's slots hold an MPI_Alltoall entry of `block` bytes per message that the
+ * model left to the library: every rank has the same entries and the same block, so each can
+ * tell alone. */
+static int model_chose_library(MPI_Comm comm, int n, uint64_t block) {
     comm_cache *c = cache_of(comm);
-    unsigned mask = matching_slots(c, n, row, row);
-    for (int k = 0; k < MAX_PLANS_PER_COMM; k++)
-        if (mask & (1u << k) && c->slot[k]->mode == LS_MODE_LIBRARY)
+    for (int k = 0; k < MAX_PLANS_PER_COMM; k++) {
+        const plan_entry *e = c->slot[k];
+        int same = e && e->n == n && e->mode == LS_MODE_LIBRARY;
+        for (int j = 0; same && j < n; j++)
+            same = e->send_row[j] == block && e->recv_row[j] == block;
+        if (same)
             return 1;
+    }
     return 0;
 }
 
@@ -703,8 +703,9 @@ static enum reason size_reason(const uint64_t *send_row, int n, int me) {
 }
 
 /* How the call is to run, from what every rank knows alike (the settings, the table, and for
- * MPI_Alltoall the block size): a mode, BY_TABLE_MEAN or BY_MODEL, or LS_MODE_LIBRARY at once. */
-static int wanted_mode(int collective, const char *op, MPI_Comm comm, int n, int me, const uint64_t *block_row) {
+ * MPI_Alltoall its `block` bytes per message): a mode, BY_TABLE_MEAN or BY_MODEL, or
+ * LS_MODE_LIBRARY at once. */
+static int wanted_mode(int collective, const char *op, MPI_Comm comm, int n, int me, uint64_t block) {
     if (setting != AUTO)
         return (int)setting;
     int table = selection && ls_selection_ranks(selection) == (uint32_t)n;
@@ -719,10 +720,9 @@ static int wanted_mode(int collective, const char *op, MPI_Comm comm, int n, int
     if (collective == LS_ALLTOALLV)
         return table && alltoallv_by_table && ls_selection_ever_schedules(selection, LS_ALLTOALLV) ? BY_TABLE_MEAN
                                                                                                    : LS_MODE_LIBRARY;
-    uint64_t block = block_row[me == 0 ? 1 : 0];
     if (table)
         return table_mode(LS_ALLTOALL, op, (double)block, me);
-    if (!ls_alltoall_can_lose(block) || model_chose_library(comm, n, block_row))
+    if (!ls_alltoall_can_lose(block) || model_chose_library(comm, n, block))
         return LS_MODE_LIBRARY;
     return BY_MODEL;
 }
@@ -731,7 +731,7 @@ static int wanted_mode(int collective, const char *op, MPI_Comm comm, int n, int
 static int exchange(const char *op, int collective, MPI_Comm comm, int n, int me, const void *sendbuf,
                     const int *scounts, const int *sdispls, int scount, MPI_Datatype stype, void *recvbuf,
                     const int *rcounts, const int *rdispls, int rcount, MPI_Datatype rtype) {
-    read_settings();
+    pthread_once(&settings_once, read_settings);
     if (setting == ALWAYS_LIBRARY)
         return 0;
     /* Alike on every rank: the same environment, and MPI_IN_PLACE given by all or none. */
@@ -744,30 +744,27 @@ static int exchange(const char *op, int collective, MPI_Comm comm, int n, int me
         fallback_calls++;
         return 0;
     }
+    /* Decided before any work on counts, so that a call left to the library costs no more. An
+     * MPI_Alltoall's block has the same bytes on every rank, whatever its type is here. */
+    count_t size = 0;
+    if (collective == LS_ALLTOALL)
+        TYPE_SIZE(stype, &size);
+    int wanted = wanted_mode(collective, op, comm, n, me, (uint64_t)scount * (uint64_t)size);
+    if (wanted == LS_MODE_LIBRARY) {
+        chosen_library_calls++;
+        return 0;
+    }
     uint64_t *send_row = malloc(n * sizeof *send_row), *recv_row = malloc(n * sizeof *recv_row);
     MPI_Aint *soff = malloc(n * sizeof *soff), *roff = malloc(n * sizeof *roff);
     why = byte_layout(n, scounts, sdispls, scount, stype, send_row, soff);
-    int done = 0, wanted = LS_MODE_LIBRARY;
-    if (collective == LS_ALLTOALL && why == NOT_CONTIGUOUS) {
-        /* A block's bytes are alike on every rank even when its type is not contiguous here. */
-        int size;
-        PMPI_Type_size(stype, &size);
-        for (int j = 0; j < n; j++)
-            send_row[j] = (uint64_t)scount * (uint64_t)size;
-    }
-    wanted = wanted_mode(collective, op, comm, n, me, send_row);
-    if (wanted == LS_MODE_LIBRARY) {
-        chosen_library_calls++;
-    } else {
-        if (why == PLAN_OK)
-            why = byte_layout(n, rcounts, rdispls, rcount, rtype, recv_row, roff);
-        if (why == PLAN_OK)
-            why = local_reason(comm, n);
-        if (why == PLAN_OK)
-            why = size_reason(send_row, n, me);
-        done = scheduled_exchange(op, collective, comm, why, wanted, sendbuf, send_row, soff, recvbuf, recv_row,
+    if (why == PLAN_OK)
+        why = byte_layout(n, rcounts, rdispls, rcount, rtype, recv_row, roff);
+    if (why == PLAN_OK)
+        why = local_reason(comm, n);
+    if (why == PLAN_OK)
+        why = size_reason(send_row, n, me);
+    int done = scheduled_exchange(op, collective, comm, why, wanted, sendbuf, send_row, soff, recvbuf, recv_row,
                                   roff, n, me);
-    }
     free(send_row), free(recv_row), free(soff), free(roff);
     return done;
 }
