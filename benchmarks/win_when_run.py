@@ -124,6 +124,12 @@ def plot(records: list[dict], path: str) -> None:
     _save(fig, path)
 
 
+def save(records: list[dict], args) -> None:
+    """Keep what was measured so far: a cell of the emulated network takes minutes."""
+    write_document({"benchmark": "win_when_run", "size_bytes": args.size, "repeats": args.repeats,
+                    "time_scale": args.time_scale, "modes": list(MODES), "networks": records}, args.output)
+
+
 def main() -> None:
     parser = benchmark_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per mode (default 7)")
@@ -152,6 +158,7 @@ def main() -> None:
                 cell["goals"] = goals(cell)
                 record["cells"].append(cell)
                 progress.advance(task)
+                save(records + [record], args)
             records.append(record)
     table = Table("network", "buffers", "flow", *MODES, "selected", "goals met", title=(
         f"% of the liquid throughput, median of {args.repeats} runs (spread), predicted in brackets"))
@@ -170,8 +177,7 @@ def main() -> None:
     met = [v for r in records for c in r["cells"] for v in c["goals"].values() if isinstance(v, bool)]
     print(f"goals met: {sum(met)} of {len(met)}; median selected ratio "
           f"{statistics.median(c['goals']['selected_ratio'] for r in records for c in r['cells']):.1%}")
-    write_document({"benchmark": "win_when_run", "size_bytes": args.size, "repeats": args.repeats,
-                    "time_scale": args.time_scale, "modes": list(MODES), "networks": records}, args.output)
+    save(records, args)
     if args.plot:
         plot(records, args.plot)
 
