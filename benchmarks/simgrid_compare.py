@@ -24,7 +24,7 @@ from rich.table import Table
 from liquidsched import plan
 from liquidsched.io.files import write_document
 from liquidsched.simulate import simulate
-from liquidsched.simulate.simgrid_backend import simgrid_available
+from liquidsched.simgrid import simgrid_available
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import all_to_all, half_all_to_all
 

@@ -37,7 +37,7 @@ from rich.table import Table
 from liquidsched import _core, plan
 from liquidsched.io.files import write_document
 from liquidsched.simulate import flows_of, simulate
-from liquidsched.simulate.simgrid_backend import simgrid_available
+from liquidsched.simgrid import simgrid_available
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import random_matrix
 

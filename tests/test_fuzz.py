@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from liquidsched.cli import main
-from liquidsched.io.simgrid import platform_xml
+from liquidsched.simgrid.platform_file import platform_xml
 from liquidsched.io.topology import topology_to_dict
 from liquidsched.schedulers import plan
 from liquidsched.topologies import build_topology

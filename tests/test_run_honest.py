@@ -131,7 +131,7 @@ print("Please see the FAQ page for debugging suggestions")
 sys.exit(9)
 """)
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr("liquidsched.execute.find_mpiexec", lambda: str(fake))
+    monkeypatch.setattr("liquidsched.execute.launcher.find_mpiexec", lambda: str(fake))
     report = tmp_path / "r.json"
     assert main(["run", "--topology", "crossbar:n=3", "--algorithm", "round-robin", "--size", "1kB",
                  "--modes", "frames,alltoallv", "--output", str(report)]) == 2

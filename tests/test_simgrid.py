@@ -11,16 +11,16 @@ import pytest
 from liquidsched import RoutingError, TopologyError, build_topology, load_topology, plan, save_topology
 from liquidsched.cli import main
 from liquidsched.errors import BackendError
-from liquidsched.io.simgrid import network_from_platform, parse_bandwidth, parse_latency, platform_xml
+from liquidsched.simgrid.platform_file import network_from_platform, parse_bandwidth, parse_latency, platform_xml
 from liquidsched.simulate import simulate
-from liquidsched.simulate.simgrid_backend import SIMGRID_POLICIES
-from liquidsched.simulate import simgrid_backend
+from liquidsched.simgrid.backend import SIMGRID_POLICIES
+from liquidsched.simgrid import install as simgrid_install
 from liquidsched.traffic import random_matrix
 
 from .test_topology_files import SMALL
 
 needs_simgrid = pytest.mark.skipif(
-    not simgrid_backend.simgrid_available() and not os.environ.get("CI"),
+    not simgrid_install.simgrid_available() and not os.environ.get("CI"),
     reason="SimGrid is not installed (CI installs python3-simgrid and runs these)")
 
 
@@ -217,13 +217,13 @@ def test_missing_simgrid_is_a_clear_error(two_switch_net, monkeypatch):
     from liquidsched import half_all_to_all
 
     monkeypatch.setenv("LIQUIDSCHED_SIMGRID_PYTHON", "/nonexistent/python3")
-    simgrid_backend.simgrid_python.cache_clear()
+    simgrid_install.simgrid_python.cache_clear()
     try:
         rr = plan(two_switch_net, half_all_to_all(two_switch_net), "round-robin")
         with pytest.raises(BackendError, match="apt-get install python3-simgrid"):
             simulate(rr, "fluid", backend="simgrid")
     finally:
-        simgrid_backend.simgrid_python.cache_clear()
+        simgrid_install.simgrid_python.cache_clear()
 
 
 # -- the incremental fluid engine against SimGrid -------------------------------------------------

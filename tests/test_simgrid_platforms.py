@@ -1,4 +1,4 @@
-"""SimGrid platforms of every common style, read by SimGrid itself (io/simgrid_platform.py).
+"""SimGrid platforms of every common style, read by SimGrid itself (simgrid/reading.py).
 
 Each platform under tests/data/simgrid is read into a network whose every route is checked
 against an independent query of SimGrid (a script of this file, not the package's runner): the
@@ -23,10 +23,13 @@ import pytest
 from liquidsched import TopologyError, compute_bound, plan
 from liquidsched.cli import main
 from liquidsched.errors import BackendError
-from liquidsched.io.simgrid import find_loopbacks, network_from_platform, platform_xml, read_platform
-from liquidsched.io.simgrid_platform import (PlatformHints, SimgridLink, SimgridPlatform, free_capacity,
+from liquidsched.simgrid import read_platform
+from liquidsched.simgrid.platform_file import find_loopbacks, network_from_platform, platform_xml
+from liquidsched.simgrid.reading import (PlatformHints, SimgridLink, SimgridPlatform, free_capacity,
                                              network_from_simgrid)
-from liquidsched.simulate import simgrid_backend, simulate
+from liquidsched.simgrid import backend as simgrid_backend
+from liquidsched.simgrid import install as simgrid_install
+from liquidsched.simulate import flows_of, simulate
 from liquidsched.traffic import Traffic, Transfer, all_to_all
 
 from .test_simgrid import needs_simgrid, same_network
@@ -79,7 +82,7 @@ print(json.dumps(answer))
 @functools.cache
 def simgrid_view(name: str) -> dict:
     """What SimGrid itself says of platform ``name``."""
-    done = subprocess.run([simgrid_backend.simgrid_python(), "-c", QUERY, str(DATA / name)],
+    done = subprocess.run([simgrid_install.simgrid_python(), "-c", QUERY, str(DATA / name)],
                           capture_output=True, text=True, timeout=300, cwd=DATA)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)
@@ -337,7 +340,7 @@ OWN_A = OWN.replace('<route src="b" dst="b"><link_ctn id="lo"/></route>', "")
 
 @pytest.mark.parametrize("reader", ["simgrid", "liquidsched"])
 def test_readers_refuse_a_shared_loopback_that_is_not_fatpipe_alike(reader, tmp_path):
-    if reader == "simgrid" and not simgrid_backend.simgrid_available():
+    if reader == "simgrid" and not simgrid_install.simgrid_available():
         pytest.skip("SimGrid is not installed")
     path = tmp_path / "shared.xml"
     # a and b send to each other, so both are senders and receivers for both readers.
@@ -393,10 +396,10 @@ def test_own_parser_reads_a_route_to_itself_over_a_shared_link_others_cross_as_o
 def simgrid_finish_times(schedule, policy: str, platform: Path) -> list[float]:
     """Finish times of the schedule's pieces in SimGrid's simulation of ``platform`` itself
     (the back end's runner, under CM02, given the original file instead of an export)."""
-    job = simgrid_backend.simgrid_job(schedule, policy, 0.0, str(platform))
+    job = simgrid_backend.simgrid_job(schedule, flows_of(schedule), policy, 0.0, str(platform))
     job_file = platform.with_suffix(".job.json")
     job_file.write_text(json.dumps(job), encoding="utf-8")
-    done = subprocess.run([simgrid_backend.simgrid_python(), str(simgrid_backend.RUNNER), str(job_file)],
+    done = subprocess.run([simgrid_install.simgrid_python(), str(simgrid_backend.RUNNER), str(job_file)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)["finish_s"]
@@ -557,7 +560,7 @@ def test_own_parser_reads_full_zones_when_asked(monkeypatch):
 
 def test_without_simgrid_the_own_parser_reads_and_says_so(monkeypatch):
     monkeypatch.setenv("LIQUIDSCHED_SIMGRID_PYTHON", "/nonexistent/python3")
-    simgrid_backend.simgrid_python.cache_clear()
+    simgrid_install.simgrid_python.cache_clear()
     try:
         platform = read_platform(DATA / "full.xml")
         assert platform.read_by == ("read by liquidsched's own parser (SimGrid not found): "
@@ -565,4 +568,4 @@ def test_without_simgrid_the_own_parser_reads_and_says_so(monkeypatch):
         with pytest.raises(BackendError, match="apt-get install python3-simgrid"):
             read_platform(DATA / "full.xml", reader="simgrid")
     finally:
-        simgrid_backend.simgrid_python.cache_clear()
+        simgrid_install.simgrid_python.cache_clear()

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from liquidsched import _core, compute_bound, load_topology, plan, save_topology, validate
 from liquidsched.errors import TopologyError
-from liquidsched.io.simgrid import network_from_platform, platform_xml
+from liquidsched.simgrid.platform_file import network_from_platform, platform_xml
 from liquidsched.io.topology import topology_from_dict
 from liquidsched.schedule import Schedule, ScheduleInfo
 from liquidsched.simulate import simulate

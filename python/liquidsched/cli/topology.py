@@ -49,7 +49,7 @@ def cmd_topology_show(args: argparse.Namespace) -> int:
 
     if Path(args.name).suffix.lower() == ".xml":
         # A SimGrid platform: say which reader read it (SimGrid, or liquidsched's own parser).
-        from ..io.simgrid import read_platform
+        from ..simgrid import read_platform
 
         platform = read_platform(args.name)
         info = topology_summary(platform.network) | {"read_by": platform.read_by}

@@ -58,11 +58,12 @@ TCP's round trip).
 from __future__ import annotations
 
 from .addressing import (DEFAULT_PREFIX, TCP_SETTINGS, Cable, EmulationPlan, Namespaces, check_prefix,
-                         check_time_scale, plan_emulation, time_scale_of)
+                         check_time_scale, time_scale_of)
 from .measure import (arrivals, concurrent_flows, fastest_window, link_counters, queue_drops, send_bytes,
                       single_flow_check, tcp_min_rtt, wait_for)
 from .namespaces import (STATE_DIR, Emulation, build_commands, congestion_control, down, existing,
                          existing_emulation, host_sysctls, load_state, shown_setting, up)
+from .planning import plan_emulation
 from .routes import host_path
 from .shaping import (BUFFER_REGIMES, MACHINE_RTT_S, QUEUE_S, SWITCH_CLASSES, WIRE_BYTES_PER_PAYLOAD, SwitchClass,
                       base_round_trip_s, host_queue_bytes, host_queue_share, link_queue_bytes, qdisc_commands,

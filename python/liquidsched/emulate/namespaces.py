@@ -33,7 +33,8 @@ from typing import Any, Sequence
 from ..errors import BackendError, InputError
 from ..io.topology import topology_from_dict
 from ..network import Network
-from .addressing import DEFAULT_PREFIX, EmulationPlan, check_prefix, plan_emulation
+from .addressing import DEFAULT_PREFIX, EmulationPlan, check_prefix
+from .planning import plan_emulation
 from .shaping import (WIRE_BYTES_PER_PAYLOAD, gso_max_size, host_queue_share, link_queue_bytes, qdisc_commands,
                       shared_duplex_commands)
 

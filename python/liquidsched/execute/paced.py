@@ -8,7 +8,8 @@ sizes, without a barrier. The sender hands chunk ``k`` of a transfer cut into ``
 at ``(k + φ) · Λ / n``, ``φ`` in [0, 1) a phase that staggers the transfers so that their chunks
 do not leave together. Chunks are about :data:`CHUNK_INTERVAL_S` of the transfer's paced rate
 apart, at least :data:`MIN_CHUNK_BYTES`, and never more than :data:`MAX_CHUNKS_PER_PAIR` for the
-transfers between two ranks (their MPI tags).
+transfers between two ranks (their MPI tags). A chunk's receive is posted
+:data:`RECEIVE_LEAD_S` before it is due, so that a rank tests only the few requests under way.
 
 This part knows nothing of MPI, so it is tested on its own; the worker runs it.
 """
@@ -24,6 +25,9 @@ from ..errors import InputError
 CHUNK_INTERVAL_S = 0.004
 #: The smallest chunk, in bytes.
 MIN_CHUNK_BYTES = 16384
+#: How long before its due time a chunk's receive is posted: early enough that a rank a little
+#: behind still finds it posted, late enough that only the next few chunks' requests are under way.
+RECEIVE_LEAD_S = 0.05
 #: The most chunks between two ranks: tags stay under MPI's guaranteed upper bound (32767).
 MAX_CHUNKS_PER_PAIR = 32000
 

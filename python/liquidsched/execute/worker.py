@@ -15,6 +15,7 @@ import json
 import resource
 import sys
 import time
+from typing import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from mpi4py import MPI
 
 from ..io.output import write_output
 from ..schedule import Schedule
-from .paced import Chunk, paced_chunks
+from .paced import RECEIVE_LEAD_S, Chunk, paced_chunks
 from .plan import ExchangePlan, Message, alltoall_mode_env, alltoallv_mode_env, exchange_plan, pattern
 from .progress import LONGEST_NAP_S, Progress, Timeline
 
@@ -38,6 +39,12 @@ class Pending:
         if request is not None:
             self.requests.append(request)
             self.labels.append((kind, transfer, frame, posted))
+
+    def drop(self, done: Sequence[int]) -> None:
+        """Forget the requests at indices ``done`` (completed)."""
+        gone = set(done)
+        self.requests = [r for k, r in enumerate(self.requests) if k not in gone]
+        self.labels = [x for k, x in enumerate(self.labels) if k not in gone]
 
 
 class RankExchange:
@@ -249,36 +256,44 @@ class RankExchange:
                     release(int(item[0]))  # type: ignore[index]
 
     def paced(self) -> None:
-        """Paced all at once (:mod:`.paced`): every receive posted, each chunk handed to MPI at
-        its due time, the rank testing its requests and sleeping in between."""
+        """Paced all at once (:mod:`.paced`): each chunk handed to MPI at its due time, its
+        receive posted :data:`~.paced.RECEIVE_LEAD_S` before, the rank testing only the requests
+        under way and sleeping in between."""
         assert self.chunks is not None, "prepare_paced comes first"
         me, origin = self.rank, MPI.Wtime()
         for src, dst, nbytes, s_off, r_off in self.plan.regions:
             if src == me and dst == me:
                 self.recv[r_off:r_off + nbytes] = self.send[s_off:s_off + nbytes]
-        # A chunk has a message's fields (offsets, bytes, peers, tag) and never stays on its rank.
-        pending = Pending()
-        for c in self.chunks:
-            if c.dst == me:
-                pending.add(self.post_recv(c), "recv", c.transfer, -1, MPI.Wtime())
+        # Only the requests under way are tested: testing every request of the run at each turn
+        # cost each of 8 ranks on 2 cores enough processor to hand its chunks late.
+        live = Pending()
+        incoming = [c for c in self.chunks if c.dst == me]
         mine = [c for c in self.chunks if c.src == me]
-        left, following = len(pending.requests), 0
-        while following < len(mine) or left:
+        posted = following = 0
+        while following < len(mine) or posted < len(incoming) or live.requests:
             now = MPI.Wtime()
-            while following < len(mine) and mine[following].due_s <= now - origin:
+            elapsed = now - origin
+            while posted < len(incoming) and incoming[posted].due_s - RECEIVE_LEAD_S <= elapsed:
+                # A chunk has a message's fields (offsets, bytes, peers, tag) and never stays on its rank.
+                live.add(self.post_recv(incoming[posted]), "recv", incoming[posted].transfer, -1, now)
+                posted += 1
+            while following < len(mine) and mine[following].due_s <= elapsed:
                 c = mine[following]
-                pending.add(self.start_send(c), "send", c.transfer, -1, now)
+                live.add(self.start_send(c), "send", c.transfer, -1, now)
                 following += 1
-                left += 1
-            found = MPI.Request.Testsome(pending.requests) if left else None
+            found = MPI.Request.Testsome(live.requests) if live.requests else None
             if found:
                 seen = MPI.Wtime()
                 for k in found:
-                    self.seen(pending, k, seen)
-                left -= len(found)
+                    self.seen(live, k, seen)
+                live.drop(found)
                 continue
-            due = mine[following].due_s - (now - origin) if following < len(mine) else LONGEST_NAP_S
-            self.progress.nap(due)
+            upcoming = []
+            if following < len(mine):
+                upcoming.append(mine[following].due_s)
+            if posted < len(incoming):
+                upcoming.append(incoming[posted].due_s - RECEIVE_LEAD_S)
+            self.progress.nap(min(upcoming, default=elapsed + LONGEST_NAP_S) - elapsed)
 
     def prepare_paced(self) -> None:
         """The chunks of the paced mode, the same on every rank."""

@@ -33,9 +33,10 @@ network, and saving that again gives the same text.
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import TopologyError
 import dataclasses
@@ -56,7 +57,6 @@ from .fields import (
     read_str,
 )
 from .files import read_document, write_document
-from .simgrid import load_platform, save_platform
 
 FORMAT = "liquidsched-topology"
 VERSION = 1
@@ -229,11 +229,33 @@ def _routing_to_dict(routing) -> dict[str, Any]:
     return {"policy": routing.policy}
 
 
+#: Topology file types besides YAML and JSON: suffix → (reader, writer), each ``module:function``,
+#: the module imported when a file of that type is met (so that reading YAML never imports it).
+FILE_TYPES: dict[str, tuple[str, str]] = {".xml": ("liquidsched.simgrid:load_platform",
+                                                   "liquidsched.simgrid:save_platform")}
+
+
+def register_file_type(suffix: str, reader: str, writer: str) -> None:
+    """Read and write topology files ending in ``suffix`` with ``reader(path) -> Network`` and
+    ``writer(net, path)``, each named ``module:function``."""
+    FILE_TYPES[suffix.lower()] = (reader, writer)
+
+
+def _file_type_function(path: str | os.PathLike, which: int) -> Callable | None:
+    """The reader (0) or writer (1) registered for ``path``'s suffix, None for YAML and JSON."""
+    named = FILE_TYPES.get(Path(path).suffix.lower())
+    if named is None:
+        return None
+    module, function = named[which].split(":")
+    return getattr(importlib.import_module(module), function)
+
+
 def load_topology(path: str | os.PathLike) -> Network:
-    """Read a topology file: YAML or JSON, or a SimGrid platform (``.xml``,
-    :mod:`liquidsched.io.simgrid`)."""
-    if _is_platform(path):
-        return load_platform(path)
+    """Read a topology file: YAML or JSON, or a type of :data:`FILE_TYPES` (a SimGrid platform,
+    ``.xml``: :mod:`liquidsched.simgrid`)."""
+    reader = _file_type_function(path, 0)
+    if reader is not None:
+        return reader(path)
     try:
         return topology_from_dict(read_document(path, E), str(path))
     except TopologyError:
@@ -255,13 +277,10 @@ def _refuse_fabric_description(path: str | os.PathLike) -> None:
 
 
 def save_topology(net: Network, path: str | os.PathLike) -> None:
-    """Write a topology file, atomically: JSON for ``.json``, a SimGrid platform for ``.xml``,
-    YAML otherwise."""
-    if _is_platform(path):
-        save_platform(net, path)
+    """Write a topology file, atomically: JSON for ``.json``, a type of :data:`FILE_TYPES` by its
+    writer (a SimGrid platform for ``.xml``), YAML otherwise."""
+    writer = _file_type_function(path, 1)
+    if writer is not None:
+        writer(net, path)
     else:
         write_document(topology_to_dict(net), path)
-
-
-def _is_platform(path: str | os.PathLike) -> bool:
-    return Path(path).suffix.lower() == ".xml"

@@ -129,7 +129,7 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         Time bins of the utilisation map (0: none; the SimGrid back end gives none).
     backend
         ``rust`` (the core's simulator) or ``simgrid`` (SimGrid's CM02 model, fluid model only;
-        see :mod:`liquidsched.simulate.simgrid_backend`).
+        see :mod:`liquidsched.simgrid.backend`).
     window
         W of the ``window`` policy, in steps; by default the schedule's own
         (:func:`window_of`).
@@ -164,12 +164,12 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     if backend == "simgrid":
         if model != "fluid":
             raise InputError(f"the simgrid backend simulates the fluid model, not {model}")
-        from .simgrid_backend import SIMGRID_POLICIES, run_simgrid
+        from ..simgrid.backend import SIMGRID_POLICIES, run_simgrid
 
         if policy not in SIMGRID_POLICIES:
             raise InputError(f"the simgrid backend has no {policy} policy; use the rust backend")
 
-        raw = run_simgrid(schedule, policy, overhead_s)
+        raw = run_simgrid(schedule, flows_of(schedule), policy, overhead_s)
         empty = np.zeros((len(net.resources), 0))
         return _prediction(schedule, model, policy, max(raw["finish_s"], default=0.0), raw["start_s"],
                            raw["finish_s"], empty, 0, "simgrid", raw["run_s"])

@@ -1,6 +1,6 @@
 """SimGrid platforms of every common style, read by SimGrid itself.
 
-SimGrid loads the file (:mod:`liquidsched.io.simgrid_platform_runner`, run by the Python that has
+SimGrid loads the file (:mod:`liquidsched.simgrid.platform_runner`, run by the Python that has
 SimGrid) and reports its hosts, its links (bandwidth, latency, sharing policy) and the route of
 every ordered pair of hosts as a list of links. Every zone that SimGrid routes over links reads
 the same way: Full, Floyd, Dijkstra and DijkstraCache zones, ``<cluster>`` with a backbone
@@ -28,13 +28,13 @@ How SimGrid's links map onto liquidsched's resources:
   the first. A FATPIPE loopback shared by several hosts is copied for each, which changes
   nothing: it never limits anything but a flow's own rate; another shared loopback is refused.
   liquidsched's own parser reads loopbacks by the same rules and functions
-  (:func:`liquidsched.io.simgrid.find_loopbacks`, :func:`liquidsched.io.simgrid.loopback_links`);
+  (:func:`liquidsched.simgrid.platform_file.find_loopbacks`, :func:`liquidsched.simgrid.platform_file.loopback_links`);
 * ``WIFI`` and ``NONLINEAR`` links, Vivaldi zones (latencies from coordinates) and ns-3 are
   refused (:func:`refuse_unmodelled`).
 
 A route is a list of links, not of nodes, so the nodes are inferred: each link has two ends,
 and consecutive links of a route are joined at one node wherever the routes allow it (with the
-union-find of :mod:`liquidsched.io.simgrid`). Which way a route crosses a SHARED link is read off
+union-find of :mod:`liquidsched.simgrid.platform_file`). Which way a route crosses a SHARED link is read off
 its neighbours: two crossings that follow (or precede) the same link go the same way, one that
 follows what another precedes goes the other way, as over a cable; a link whose crossings
 contradict this (a backbone every route crosses) is crossed one way by all. Two link ends are
@@ -45,7 +45,7 @@ never limits (slots as a FATPIPE link of the fastest bandwidth; it is no SimGrid
 that SimGrid routes other hosts' messages through (a torus has no switches) gets a router of its
 own, where its links meet, joined to it by junctions.
 
-Platforms written by liquidsched (:func:`liquidsched.io.simgrid.platform_xml`) carry each link's
+Platforms written by liquidsched (:func:`liquidsched.simgrid.platform_file.platform_xml`) carry each link's
 ends, liquidsched ids and slots, and each host's role, as properties that SimGrid keeps but its
 Python binding does not show: they are read from the file, so that such a platform reads back as
 the network it was written from.
@@ -62,12 +62,12 @@ from typing import Iterable
 from ..errors import TopologyError
 from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
-from .simgrid import (FATPIPE, SHARED, SPLITDUPLEX, LoopbackLink, _Ends, _fresh, _role, find_loopbacks,
-                      loopback_links)
-# What SimGrid reports and what the file adds lives in .simgrid_description; the names readers of
+# What SimGrid reports and what the file adds lives in .description; the names readers of
 # this module used are kept here.
-from .simgrid_description import (PlatformHints, SimgridLink, SimgridPlatform, describe_platform,  # noqa: F401
-                                  platform_hints, refuse_unmodelled)
+from .description import (PlatformHints, SimgridLink, SimgridPlatform, describe_platform,  # noqa: F401
+                          platform_hints, refuse_unmodelled)
+from .platform_file import (FATPIPE, SHARED, SPLITDUPLEX, LoopbackLink, _Ends, _fresh, _role, find_loopbacks,
+                            loopback_links)
 
 E = TopologyError
 #: The most slots liquidsched gives a link that never limits: the largest power of two that
@@ -211,7 +211,7 @@ def _cables(names: set[str]) -> dict[str, tuple[str, str]]:
 
 
 class _Layout(_Ends):
-    """The union-find of link ends of :mod:`liquidsched.io.simgrid`, joining two classes only
+    """The union-find of link ends of :mod:`liquidsched.simgrid.platform_file`, joining two classes only
     when the network stays one liquidsched accepts: no two hosts (or named nodes) at one node, no
     link from a node to itself, no two links laid the same way between two nodes, no route that
     visits a node twice (a self route's two ends aside), no route through a host (hosts do not
@@ -638,7 +638,7 @@ class _Drawing:
             self.shared.append([ids[up], ids[1 - up]])
 
     def add_loopbacks(self) -> dict[tuple[str, str], tuple[str, ...]]:
-        """The hosts' loopbacks (:func:`liquidsched.io.simgrid.loopback_links`, as the own parser
+        """The hosts' loopbacks (:func:`liquidsched.simgrid.platform_file.loopback_links`, as the own parser
         lays them): each host and a node of its own joined by a shared-duplex pair, one slot at
         the link's bandwidth whatever its policy (one route crosses it), or the slots liquidsched
         wrote; return the self routes."""

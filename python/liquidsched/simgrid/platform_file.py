@@ -24,11 +24,11 @@ agrees with: CM02 (ideal max-min), without TCP window bound or cross traffic.
 Reading (:func:`read_platform`, :func:`load_platform`) has two readers:
 
 * **SimGrid itself**, wherever its Python module is installed (Debian's ``python3-simgrid``,
-  found by :func:`liquidsched.simulate.simgrid_backend.simgrid_python`): SimGrid loads the file
+  found by :func:`liquidsched.simgrid.install.simgrid_python`): SimGrid loads the file
   and reports its links and the route of every host pair, so every style it routes over links
   reads, from Full, Floyd and Dijkstra zones to clusters, fat trees, tori, dragonflies and nested
   zones with zone and bypass routes. How each SimGrid construct becomes liquidsched resources is
-  in :mod:`liquidsched.io.simgrid_platform`.
+  in :mod:`liquidsched.simgrid.reading`.
 * **liquidsched's own parser**, kept for machines without SimGrid: one zone with
   ``routing="Full"`` and explicit routes. Link ends are then inferred from the routes (a link's
   tail is where the previous link of a route ends) with the union-find both readers share;
@@ -58,13 +58,13 @@ from __future__ import annotations
 import os
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from ..errors import BackendError, TopologyError
+from ..errors import TopologyError
+from ..io.output import write_output
 from ..network import HOST, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
-from .output import write_output
 
 E = TopologyError
 SHARED, SPLITDUPLEX, FATPIPE = "SHARED", "SPLITDUPLEX", "FATPIPE"
@@ -608,7 +608,7 @@ def _simgrid_name(lid: str, direction: str) -> str:
 
 def _loopback_link(lid: str, direction: str, info: dict, zwhere: str) -> LoopbackLink:
     """What the own parser knows of link ``lid`` (crossed in ``direction``) as a loopback: the
-    same as the SimGrid reader (:class:`PlatformHints` of :mod:`liquidsched.io.simgrid_platform`)."""
+    same as the SimGrid reader (:class:`PlatformHints` of :mod:`liquidsched.simgrid.reading`)."""
     props = info["props"]
     ends = (props["src"], props["dst"]) if "src" in props and "dst" in props else None
     ids: tuple[str | None, str | None] = (props.get("up"), props.get("down"))
@@ -660,66 +660,6 @@ def _slots_property(props: dict[str, str], where: str) -> int | None:
 
 def _role(sends: bool, receives: bool) -> str:
     return "both" if sends == receives else ("sender" if sends else "receiver")
-
-
-#: The readers :func:`read_platform` chooses from: ``auto`` (SimGrid where
-#: :func:`~liquidsched.simulate.simgrid_backend.simgrid_python` finds it, else liquidsched's own
-#: parser), ``simgrid`` or ``liquidsched``.
-PLATFORM_READERS = ("auto", "simgrid", "liquidsched")
-#: The environment variable that chooses the reader when no ``reader`` argument does.
-READER_VARIABLE = "LIQUIDSCHED_PLATFORM_READER"
-_OWN_PARSER = "read by liquidsched's own parser ({why}): Full zones with explicit routes only"
-
-
-@dataclass(frozen=True)
-class PlatformRead:
-    """A platform file as read: the network, which reader read it (``"read by SimGrid 3.32.0"``
-    or liquidsched's own parser, and why), and, when SimGrid read it, the SimGrid link each
-    liquidsched link stands for (None for a junction liquidsched added)."""
-
-    network: Network
-    read_by: str
-    simgrid_links: dict[str, str | None] = field(default_factory=dict)
-
-
-def read_platform(path: str | os.PathLike, reader: str | None = None) -> PlatformRead:
-    """Read a SimGrid platform file: by SimGrid itself where it is installed (every common style,
-    :mod:`liquidsched.io.simgrid_platform`), else by liquidsched's own parser (one Full zone with
-    explicit routes). ``reader`` (or the environment variable ``LIQUIDSCHED_PLATFORM_READER``)
-    forces one: ``simgrid``, ``liquidsched`` or ``auto``.
-
-    Raises
-    ------
-    TopologyError
-        one line naming the file and what is wrong or not modelled.
-    BackendError
-        if ``simgrid`` is asked for and SimGrid is not installed.
-    """
-    # Imported here: these modules import this one (the union-find, the export).
-    from ..simulate.simgrid_backend import INSTALL_HINT, simgrid_python
-    from .simgrid_description import refuse_unmodelled
-    from .simgrid_platform import read_with_simgrid
-
-    where = str(path)
-    text = _read_text(path)
-    root = _xml_root(text, where)
-    refuse_unmodelled(root, where)
-    choice = reader or os.environ.get(READER_VARIABLE) or "auto"
-    if choice not in PLATFORM_READERS:
-        raise E(f"platform reader: expected one of {', '.join(PLATFORM_READERS)}, got {choice!r}")
-    python = simgrid_python() if choice != "liquidsched" else None
-    if python is None and choice == "simgrid":
-        raise BackendError(f"{where}: reading a platform with SimGrid needs its Python module: {INSTALL_HINT}")
-    if python is None:
-        why = "as asked" if choice == "liquidsched" else "SimGrid not found"
-        return PlatformRead(network_from_platform(text, where), _OWN_PARSER.format(why=why))
-    net, links, version = read_with_simgrid(path, root, python)
-    return PlatformRead(net, f"read by SimGrid {version}", links)
-
-
-def load_platform(path: str | os.PathLike, reader: str | None = None) -> Network:
-    """Read a SimGrid platform file as a :class:`Network` (see :func:`read_platform`)."""
-    return read_platform(path, reader).network
 
 
 def _read_text(path: str | os.PathLike) -> str:

@@ -2,7 +2,7 @@
 
 This script runs under the Python that has SimGrid (Debian's ``python3-simgrid`` is built for the
 system Python, not for liquidsched's environment), so it imports nothing but the standard library
-and ``simgrid``. liquidsched calls it as ``python3 simgrid_platform_runner.py PLATFORM.xml`` and
+and ``simgrid``. liquidsched calls it as ``python3 platform_runner.py PLATFORM.xml`` and
 reads one JSON document from its standard output::
 
     {"simgrid_version": "3.32.0",
@@ -25,8 +25,8 @@ The Python binding of SimGrid 3.3x has no getter for a link's sharing policy; th
 ``Link::get_sharing_policy`` is called through ctypes in the library the binding loaded, with
 the C function ``sg_link_is_shared`` (FATPIPE or not) as a fallback.
 
-The script's own folder is taken off the import path before SimGrid is imported: liquidsched's
-``io/simgrid.py`` lies beside it and would shadow SimGrid's ``simgrid`` module.
+The script's own folder is taken off the import path before SimGrid is imported, so that no
+module beside it can ever shadow SimGrid's ``simgrid`` module.
 """
 
 import ctypes

@@ -1,10 +1,10 @@
 """What SimGrid reports of a platform, and what the platform file says beyond it.
 
 :func:`describe_platform` has SimGrid load a platform (the runner
-:mod:`liquidsched.io.simgrid_platform_runner`, run by the Python that has SimGrid) and returns
+:mod:`liquidsched.simgrid.platform_runner`, run by the Python that has SimGrid) and returns
 its hosts, links and the route of every ordered host pair; :func:`platform_hints` reads what the
 XML itself carries that SimGrid's Python binding does not show (liquidsched's own properties);
-:func:`refuse_unmodelled` refuses what liquidsched cannot model. :mod:`.simgrid_platform` builds
+:func:`refuse_unmodelled` refuses what liquidsched cannot model. :mod:`.reading` builds
 the network from them.
 """
 
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BackendError, TopologyError
-from .simgrid import SHARED, SPLITDUPLEX, _slots_property
+from .platform_file import SHARED, SPLITDUPLEX, _slots_property
 
 E = TopologyError
-RUNNER = Path(__file__).with_name("simgrid_platform_runner.py")
+RUNNER = Path(__file__).with_name("platform_runner.py")
 
 
 # -- what SimGrid reports ---------------------------------------------------------------------------

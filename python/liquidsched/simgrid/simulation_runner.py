@@ -2,7 +2,7 @@
 
 This script runs under the Python that has SimGrid (Debian's ``python3-simgrid`` is built for the
 system Python), so it imports nothing but the standard library and ``simgrid``. liquidsched calls
-it as ``python3 simgrid_runner.py JOB.json``; the job names the platform file and lists the flows
+it as ``python3 simulation_runner.py JOB.json``; the job names the platform file and lists the flows
 as ``[src, dst, bytes, delay_s]``, their frames, the start policy and the overhead between frames.
 A flow begins, waits its delay (its route latency), then sends: the links of the platform have no
 latency, because CM02 would weight each flow by its latency (TCP's RTT unfairness), which

@@ -1,9 +1,9 @@
 """SimGrid as an external reference for the fluid model.
 
-The module is not named ``simgrid``: the runner script beside it imports SimGrid's own ``simgrid``
-module, and the script's folder comes first on its import path.
+No module of this package is named ``simgrid``: the runner scripts beside them import SimGrid's own
+``simgrid`` module, and a script's folder comes first on its import path.
 
-The schedule's network is exported as a SimGrid platform (:mod:`liquidsched.io.simgrid`), its
+The schedule's network is exported as a SimGrid platform (:mod:`.platform_file`), its
 pieces become host-to-host communications started by the same policy, and SimGrid's CM02 model
 (max-min sharing, no TCP window bound, no cross traffic) gives their finish times.
 
@@ -12,74 +12,50 @@ TCP's throughput is to the round-trip time); liquidsched's fluid model shares ma
 without weights and lets each flow wait its route latency before sending. So the platform is run
 with zero link latencies, and each flow waits its route latency before its communication starts:
 the same flows, under the same semantics, in an independent max-min solver and event loop. SimGrid
-runs in its own Python process: Debian's ``python3-simgrid`` is built for the system Python, not
-for the environment liquidsched is installed in. Set ``LIQUIDSCHED_SIMGRID_PYTHON`` to choose that
-interpreter; by default the current one and then ``/usr/bin/python3`` are tried.
+runs in its own Python process (:mod:`.install`).
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BackendError, InputError
-from ..io.simgrid import CM02_CONFIG, platform_xml
-from ..schedule import Schedule
+from .install import INSTALL_HINT, simgrid_python
+from .platform_file import CM02_CONFIG, platform_xml
 
-RUNNER = Path(__file__).with_name("simgrid_runner.py")
+if TYPE_CHECKING:
+    from ..schedule import Schedule
+
+RUNNER = Path(__file__).with_name("simulation_runner.py")
 #: The start policies the runner follows (the gated window and steps policies are the core's).
 SIMGRID_POLICIES = ("all-at-once", "frames", "per-sender")
-INSTALL_HINT = "install Debian's python3-simgrid (apt-get install python3-simgrid)"
 
 
-def _has_simgrid(python: str) -> bool:
-    try:
-        done = subprocess.run([python, "-c", "import simgrid"], capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-@functools.cache
-def simgrid_python() -> str | None:
-    """The Python interpreter that can import SimGrid, or None."""
-    chosen = os.environ.get("LIQUIDSCHED_SIMGRID_PYTHON")
-    candidates = [chosen] if chosen else [sys.executable, "/usr/bin/python3"]
-    return next((p for p in candidates if p and _has_simgrid(p)), None)
-
-
-def simgrid_available() -> bool:
-    """Whether the SimGrid back end can run here."""
-    return simgrid_python() is not None
-
-
-def simgrid_job(schedule: Schedule, policy: str, overhead_s: float, platform: str) -> dict[str, Any]:
-    """The runner's job: flows ``[src, dst, bytes, delay_s]`` in the simulator's flow order (the
-    delay is the route latency), frames of flow indices, and each sender's flows in order."""
-    from . import flows_of
-
-    f = flows_of(schedule)
+def simgrid_job(schedule: Schedule, flows: Any, policy: str, overhead_s: float, platform: str) -> dict[str, Any]:
+    """The runner's job: ``flows`` (the simulator's, :func:`liquidsched.simulate.flows_of`) as
+    ``[src, dst, bytes, delay_s]`` in their order (the delay is the route latency), frames of flow
+    indices, and each sender's flows in order."""
+    f = flows  # the simulator's Flows: sizes, latencies, frames, senders
     traffic = schedule.traffic
     ends = [traffic[traffic.index[p.transfer]] for frame in schedule.frames for p in frame]
-    flows = []
+    rows = []
     for t, size, delay in zip(ends, f.sizes, f.latencies):
         if not float(size).is_integer():
             raise InputError(f"transfer {t.src}->{t.dst}: SimGrid sends whole bytes, got a piece of {size!r}")
-        flows.append([t.src, t.dst, int(size), delay])
+        rows.append([t.src, t.dst, int(size), delay])
     per_sender: dict[int, list[int]] = {}
     for i, who in enumerate(f.senders):
         per_sender.setdefault(who, []).append(i)
-    return {"platform": platform, "config": CM02_CONFIG, "flows": flows, "frames": f.frames,
+    return {"platform": platform, "config": CM02_CONFIG, "flows": rows, "frames": f.frames,
             "per_sender": list(per_sender.values()), "policy": policy, "overhead_s": float(overhead_s)}
 
 
-def run_simgrid(schedule: Schedule, policy: str, overhead_s: float = 0.0, timeout_s: float = 3600.0) -> dict:
+def run_simgrid(schedule: Schedule, flows: Any, policy: str, overhead_s: float = 0.0,
+                timeout_s: float = 3600.0) -> dict:
     """Run the schedule's pieces in SimGrid; the runner's result (``start_s``, ``finish_s``,
     ``run_s`` the engine's run time, ``load_s`` its platform loading time).
 
@@ -96,7 +72,7 @@ def run_simgrid(schedule: Schedule, policy: str, overhead_s: float = 0.0, timeou
         platform = Path(tmp) / "platform.xml"
         platform.write_text(platform_xml(schedule.network, latencies=False), encoding="utf-8")
         job = Path(tmp) / "job.json"
-        job.write_text(json.dumps(simgrid_job(schedule, policy, overhead_s, str(platform))), encoding="utf-8")
+        job.write_text(json.dumps(simgrid_job(schedule, flows, policy, overhead_s, str(platform))), encoding="utf-8")
         try:
             done = subprocess.run([python, str(RUNNER), str(job)], capture_output=True, text=True,
                                   timeout=timeout_s)
