@@ -40,6 +40,16 @@ def test_the_nearest_measured_size_on_a_log_scale_decides():
     assert t.choose(0).mode == "alltoallv" and t.choose(10**12).mode == "paced"
 
 
+def test_halfway_between_two_sizes_the_library_is_kept_if_either_chose_it():
+    # The interposition library's rule (crates/capi/src/selection.rs): at a tie on the log scale
+    # the library's own collective wins, whichever of the two sizes chose it; else the smaller.
+    rows = [{"size_bytes": 1024, "best": "paced"}, {"size_bytes": 4096, "best": "alltoallv"}]
+    assert SelectionTable({}, rows).choose(2048).mode == "alltoallv"
+    assert SelectionTable({}, rows[::-1]).choose(2048).mode == "alltoallv"
+    assert SelectionTable({}, [rows[0], dict(rows[1], best="frames")]).choose(2048).mode == "paced"
+    assert SelectionTable({}, rows).choose(2047).mode == "paced"
+
+
 def test_a_table_measured_elsewhere_is_refused_with_what_differs():
     t = table()
     fingerprint = network_fingerprint(build_topology("crossbar:n=3"))

@@ -165,10 +165,27 @@ class SelectionTable:
 
     def choose(self, size_bytes: float) -> Choice:
         """The mode for messages of ``size_bytes`` (mean bytes per message): the best of the
-        measured size nearest on a logarithmic scale."""
-        rows = self.sizes
-        target = max(float(size_bytes), 1.0)
-        row = min(rows, key=lambda r: (abs(math.log(max(r["size_bytes"], 1)) - math.log(target)), r["size_bytes"]))
+        measured size nearest on a logarithmic scale. Halfway between two measured sizes, the
+        MPI library's own collective is kept if either size chose it, as the interposition
+        library does (``crates/capi/src/selection.rs``); else the smaller size decides.
+
+        Examples
+        --------
+        >>> rows = [{"size_bytes": 1024, "best": "alltoallv"}, {"size_bytes": 4096, "best": "paced"}]
+        >>> t = SelectionTable({}, rows)
+        >>> t.choose(2048).mode, t.choose(3000).mode
+        ('alltoallv', 'paced')
+        >>> SelectionTable({}, [dict(rows[0], best="frames"), rows[1]]).choose(2048).mode
+        'frames'
+        """
+        target = math.log(max(float(size_bytes), 1.0))
+
+        def distance(r: dict) -> float:
+            return abs(math.log(max(r["size_bytes"], 1)) - target)
+
+        nearest = min(distance(r) for r in self.sizes)
+        tied = [r for r in self.sizes if distance(r) <= nearest + 1e-9]
+        row = min(tied, key=lambda r: (library_mode_env(r["best"]) is None, r["size_bytes"]))
         exact = row["size_bytes"] == size_bytes
         reason = (f"measured fastest at {row['size_bytes']} bytes" if exact else
                   f"measured fastest at {row['size_bytes']} bytes, the nearest measured size")
