@@ -134,9 +134,9 @@ def launch_command(ranks: int, job: str | None, namespaces: Sequence[str] | None
         block_env = [a for k, v in NAMESPACE_ENV.items() for a in ("-env", k, v)]
         return head + _mpmd_blocks([[*block_env, "ip", "netns", "exec", ns, *worker] for ns in namespaces])
     if namespaces is None:
-        return [launcher.program, *extra_args, "-n", str(ranks), *_env_prefix(env), *worker]
+        return [launcher.program, *extra_args, "-n", str(ranks), *env_prefix(env), *worker]
     return [launcher.program, *extra_args] + _mpmd_blocks(
-        [["ip", "netns", "exec", ns, *_env_prefix(env | NAMESPACE_ENV), *worker] for ns in namespaces])
+        [["ip", "netns", "exec", ns, *env_prefix(env | NAMESPACE_ENV), *worker] for ns in namespaces])
 
 
 def _mpmd_blocks(blocks: Sequence[list[str]]) -> list[str]:
@@ -147,7 +147,7 @@ def _mpmd_blocks(blocks: Sequence[list[str]]) -> list[str]:
     return cmd
 
 
-def _env_prefix(env: Mapping[str, str]) -> list[str]:
+def env_prefix(env: Mapping[str, str]) -> list[str]:
     """``env K=V … `` in front of a program: the one way to set a rank's environment that every
     launcher passes through."""
     return ["env", *(f"{k}={v}" for k, v in env.items())] if env else []

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import BackendError, InputError
-from . import Launcher, _env_prefix, launch_command
+from .launcher import Launcher, env_prefix, launch_command
 
 #: The library's sources, in a checkout of the project (an installed wheel does not ship them).
 PMPI_DIR = Path(__file__).resolve().parents[3] / "pmpi"
@@ -92,7 +92,7 @@ def application_command(argv: Sequence[str], ranks: int, fabric: str | os.PathLi
     if fabric is not None:
         settings["LIQUIDSCHED_FABRIC"] = str(fabric)
     return launch_command(ranks, None, namespaces, launcher, extra_args=extra_args,
-                          argv=[*_env_prefix(settings), *argv])
+                          argv=[*env_prefix(settings), *argv])
 
 
 def parse_results(stdout: str) -> list[dict[str, str | int | float]]:
