@@ -17,6 +17,7 @@ from matplotlib.ticker import NullLocator  # noqa: E402
 import numpy as np  # noqa: E402
 
 from .io.output import plot_format, write_output  # noqa: E402
+from .occupancy import resources_by_load, slot_shares  # noqa: E402
 from .sweep import SweepResult  # noqa: E402
 
 
@@ -64,20 +65,6 @@ def plot_sweep(result: SweepResult, path: str | os.PathLike) -> None:
     _save(fig, path)
 
 
-def _resources_by_load(schedule, in_time: bool = False) -> tuple[list[int], dict[int, float], float]:
-    """Resources the traffic uses, most loaded first, with their loads (frames needed —
-    transfers over slots, rounded up — or seconds busy when ``in_time``) and the peak load."""
-    net, traffic = schedule.network, schedule.traffic
-    load: dict[int, float] = {}
-    for t, s in zip(traffic, traffic.resource_sets(net)):
-        for r in s:
-            load[r] = load.get(r, 0) + (t.size_bytes / net.resource_capacity[r] if in_time else 1)
-    if not in_time:
-        load = {r: -(-n // net.resource_slots[r]) for r, n in load.items()}
-    peak = max(load.values(), default=0)
-    return sorted(load, key=lambda r: (-load[r], r)), load, peak
-
-
 def _label_rows(ax, net, rows: list[int], load: dict[int, float], peak: float) -> None:
     """Name the rows when they fit, bottlenecks in red."""
     if len(rows) > 60:
@@ -95,7 +82,7 @@ def plot_utilisation(schedule, prediction, path: str | os.PathLike) -> None:
     labelled in red) over time (columns), as predicted by a simulation."""
     plot_format(path)
     net = schedule.network
-    rows, load, peak = _resources_by_load(schedule, in_time=True)
+    rows, load, peak = resources_by_load(schedule, in_time=True)
     grid = prediction.utilisation[rows, :]
     fig, ax = plt.subplots(figsize=(11, min(12, 2.5 + 0.18 * len(rows))))
     image = ax.imshow(grid, aspect="auto", interpolation="nearest", cmap="viridis", vmin=0, vmax=1,
@@ -118,15 +105,8 @@ def plot_schedule(schedule, path: str | os.PathLike) -> None:
     that reaches the frame bound they are full in every frame. A legend says which is which."""
     plot_format(path)
     net, traffic = schedule.network, schedule.traffic
-    index = traffic.index
-    sets = traffic.resource_sets(net)
-    rows, load, peak = _resources_by_load(schedule)
-    row_of = {r: i for i, r in enumerate(rows)}
-    share = np.zeros((len(rows), max(schedule.length, 1)))
-    for f, frame in enumerate(schedule.frames):
-        for piece in frame:
-            for r in sets[index[piece.transfer]]:
-                share[row_of[r], f] += 1 / net.resource_slots[r]
+    rows, load, peak = resources_by_load(schedule)
+    share = slot_shares(schedule, rows)
     hot = np.array([load[r] == peak for r in rows])[:, None]
     height = min(12, 2 + 0.18 * len(rows))
     fig, ax = plt.subplots(figsize=(min(16, 7 + 0.2 * schedule.length), height))

@@ -43,6 +43,8 @@ COMMANDS = {
     "pmpi-config": ("pmpi", "write the fabric file that lets unmodified MPI applications run liquid schedules"),
     "launch": ("launch", "run your own MPI program, one rank per host, here or in an emulated network"),
     "tune": ("tune", "measure every mode and the MPI library's algorithms per message size; write a selection table"),
+    "report": ("report", "one HTML page: the network and its bottlenecks, the bound, the schedule, predictions and "
+                         "measurements"),
 }
 
 
