@@ -7,7 +7,7 @@ LS      = $(VENV)/bin/liquidsched
 OUT    ?= out
 STAMP   = $(VENV)/.installed
 
-.PHONY: install demo test test-rust test-python fuzz bench bench-emulated pmpi clean
+.PHONY: install demo test test-rust test-python fuzz bench bench-emulated pmpi docs clean
 
 install: $(STAMP)
 
@@ -84,6 +84,11 @@ bench-emulated: $(STAMP)
 		--output $(OUT)/sizes-two-switches-full-duplex.json --plot $(OUT)/sizes-two-switches-full-duplex.png
 	# An unmodified MPI application with and without the interposition library.
 	$(PY) benchmarks/pmpi.py --sizes 64KiB,256KiB,1MiB,4MiB --output $(OUT)/pmpi.json --plot $(OUT)/pmpi.png
+
+# The documentation site (mkdocs.yml, docs/, API pages from the docstrings) into $(OUT)/site:
+# open $(OUT)/site/index.html. --strict fails the build on a broken link, anchor or API reference.
+docs: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir $(OUT)/site
 
 # The MPI interposition library (pmpi/build/libliquidsched_pmpi.so) and its test program.
 pmpi:
