@@ -84,6 +84,18 @@ def test_predictions_are_the_simulators_and_a_liquid_schedule_reaches_the_bound_
     assert all("makespan_s" in p for p in doc)
 
 
+def test_each_transfer_s_route_is_the_cables_its_links_cross():
+    net = build_topology("swiss-t1:allocation=1/1/0/0/1/0/0/1")
+    traffic = half_all_to_all(net)
+    doc = report_data(net=net, traffic=traffic)["network"]
+    edges = doc["edges"]
+    assert len(doc["routes"]["transfers"]) == len(traffic)
+    for (src, dst, size, crossed), t in zip(doc["routes"]["transfers"], traffic):
+        assert (src, dst, size) == (t.src, t.dst, t.size_bytes)
+        ids = [link["id"] for k in crossed for link in edges[k]["links"]]
+        assert all(lid in ids for lid in net.route(t.src, t.dst)) and len(crossed) == len(net.route(t.src, t.dst))
+
+
 def test_layout_puts_hosts_below_their_switches():
     net = build_topology("fat-tree:k=4")
     pos = positions(net)
@@ -195,6 +207,21 @@ def _hover_shows(browser, css: str, words: str) -> None:
     assert tip.is_displayed() and words in tip.text
 
 
+def _hover_outlines_the_routes_of(browser, data, host: str) -> None:
+    """Hovering ``host`` outlines exactly the cables its transfers' routes cross."""
+    from selenium.webdriver import ActionChains
+
+    k = next(i for i, d in enumerate(data["network"]["nodes"]) if d["id"] == host)
+    target = browser.find_elements("css selector", "#network-svg .node")[k]
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", target)
+    ActionChains(browser).move_to_element(target).perform()
+    lines = browser.find_elements("css selector", "#network-svg line.edge")
+    outlined = {i for i, line in enumerate(lines) if "route" in line.get_attribute("class")}
+    expected = {e for t in data["network"]["routes"]["transfers"] if t[0] == host for e in t[3]}
+    assert outlined == expected and expected
+    assert "transfer(s) from it" in browser.find_element("id", "tip").text
+
+
 @needs_browser
 @pytest.mark.parametrize("args", DEMO, ids=["two-switch", "swiss-t1", "hierarchical"])
 def test_a_demo_network_s_report_draws_in_chromium(browser, tmp_path, args):
@@ -204,6 +231,7 @@ def test_a_demo_network_s_report_draws_in_chromium(browser, tmp_path, args):
     _check_sections(browser, data, tmp_path)
     _hover_shows(browser, "#network-svg line.bottleneck", "of Λ")
     _hover_shows(browser, "#schedule-svg rect.cell", "of its slots in use")
+    _hover_outlines_the_routes_of(browser, data, data["network"]["routes"]["transfers"][0][0])
 
 
 @needs_browser
@@ -214,6 +242,7 @@ def test_a_1024_host_fat_tree_s_report_draws_in_chromium(browser, tmp_path):
     assert data["network"]["hosts"] == 1024
     _check_sections(browser, data, tmp_path)
     _hover_shows(browser, "#network-svg line.bottleneck", "of Λ")
+    _hover_outlines_the_routes_of(browser, data, data["network"]["routes"]["transfers"][0][0])
 
 
 @needs_browser

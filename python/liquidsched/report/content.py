@@ -14,13 +14,16 @@ from .layout import positions
 
 #: The schedule's rows drawn: its most loaded resources (the bottlenecks first).
 MAX_SCHEDULE_ROWS = 80
+#: The most transfers whose routes the page carries (hover a host to see its own).
+MAX_ROUTED_TRANSFERS = 5000
 #: The simulators' models and policies a report predicts a schedule in.
 PREDICTIONS = (("frames", "frames"), ("circuit", "all-at-once"), ("fluid", "frames"), ("fluid", "all-at-once"))
 
 
-def network_content(net: Network, bound: Bound | None) -> dict[str, Any]:
-    """Nodes with their positions, and one edge per pair of connected nodes holding its
-    directed links, each with its load in seconds and as a share of Λ (0 without a traffic).
+def network_content(net: Network, bound: Bound | None, traffic=None) -> dict[str, Any]:
+    """Nodes with their positions, one edge per pair of connected nodes holding its directed
+    links, each with its load in seconds and as a share of Λ (0 without a traffic), and the
+    route of each transfer of ``traffic`` as edge indices (up to :data:`MAX_ROUTED_TRANSFERS`).
 
     Examples
     --------
@@ -49,8 +52,22 @@ def network_content(net: Network, bound: Bound | None) -> dict[str, Any]:
                               "load_s": load, "ratio": round(load / lam, 6) if lam else 0.0})
         edge["ratio"] = max(edge["ratio"], round(load / lam, 6) if lam else 0.0)
         edge["bottleneck"] = edge["bottleneck"] or name in hot
+    edge_list = list(edges.values())
     return {"name": net.name, "hosts": len(net.hosts()), "switches": len(net.switches()),
-            "nodes": nodes, "edges": list(edges.values())}
+            "nodes": nodes, "edges": edge_list, "routes": routes_content(net, traffic, edges)}
+
+
+def routes_content(net: Network, traffic, edges: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any] | None:
+    """Each transfer's source, destination, bytes and the edges its route crosses, in order
+    (indices into the edge list); None without a traffic or past :data:`MAX_ROUTED_TRANSFERS`."""
+    if traffic is None or len(traffic) > MAX_ROUTED_TRANSFERS:
+        return None
+    index = {key: k for k, key in enumerate(edges)}
+    out = []
+    for t in traffic:
+        ends = [(net.links[lid].src, net.links[lid].dst) for lid in net.route(t.src, t.dst)]
+        out.append([t.src, t.dst, t.size_bytes, [index[tuple(sorted(e, key=net.node_index))] for e in ends]])
+    return {"transfers": out}
 
 
 def bound_content(bound: Bound, traffic_name: str) -> dict[str, Any]:

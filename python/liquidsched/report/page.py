@@ -22,7 +22,7 @@ th{background:#f0f3f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 svg{display:block;max-width:100%;height:auto;background:#fff}
 #tip{position:fixed;pointer-events:none;background:#1d2733;color:#fff;padding:6px 9px;border-radius:4px;
 font-size:12px;white-space:pre;display:none;z-index:10;max-width:520px}
-.bad{color:#b3261e}
+.bad{color:#b3261e}line.route{stroke:#111 !important;stroke-width:4px !important;stroke-dasharray:6 3}
 """
 
 SCRIPT = r"""
@@ -56,11 +56,17 @@ function drawNetwork(){
   N.edges.forEach(e=>{const [x1,y1]=at[e.a],[x2,y2]=at[e.b];
     const line=el('line',{x1,y1,x2,y2,stroke:heat(e.ratio),'stroke-width':e.bottleneck?4:(n>400?1:2),class:'edge'+(e.bottleneck?' bottleneck':'')},g);
     hover(line, e.links.map(l=>`${l.src} → ${l.dst} (${l.resource})\n  load ${ms(l.load_s)} = ${pct(l.ratio)} of Λ\n  capacity ${rate(l.capacity_Bps)}, ${l.slots} slot(s)`).join('\n'));});
-  const r=n>400?3:6, gn=el('g',{class:'nodes'},svg);
+  const r=n>400?3:6, gn=el('g',{class:'nodes'},svg), lines=g.querySelectorAll('line.edge');
+  const from={}; ((N.routes||{}).transfers||[]).forEach(t=>{(from[t[0]]=from[t[0]]||[]).push(t);});
   N.nodes.forEach(d=>{const [x,y]=at[d.id];
     const c=d.kind==='host'?el('circle',{cx:x,cy:y,r,fill:'#1d4e89',class:'node host'},gn)
       :el('rect',{x:x-r*1.4,y:y-r,width:r*2.8,height:r*2,fill:'#6b7785',class:'node switch'},gn);
-    hover(c, `${d.kind} ${d.id}`);});
+    const mine=from[d.id]||[];
+    hover(c, `${d.kind} ${d.id}`+(mine.length?`\n${mine.length} transfer(s) from it; their routes are outlined:\n`+
+      mine.slice(0,12).map(t=>`  → ${t[1]} (${t[2]} B): ${t[3].length} cable(s)`).join('\n')+(mine.length>12?'\n  …':''):''));
+    if(mine.length){ // a host's routes outlined while the pointer is on it
+      c.addEventListener('mouseenter',()=>{mine.forEach(t=>t[3].forEach(k=>lines[k].classList.add('route')));});
+      c.addEventListener('mouseleave',()=>{lines.forEach(l=>l.classList.remove('route'));});}});
 }
 
 function drawBound(){
@@ -158,7 +164,7 @@ document.body.setAttribute('data-ready','1');
 SECTIONS = (("network", "Network and bottlenecks", "network-drawing",
              "Each line is a cable, coloured by the more loaded of its directions against Λ (pale: idle, red: "
              "a bottleneck at Λ); bottlenecks are drawn thick. Hover a cable for each direction's load, capacity "
-             "and slots."),
+             "and slots; hover a host to outline the routes of its transfers."),
             ("bound", "Bound", "bound-table", "Λ is the largest load of a resource; no schedule finishes before it."),
             ("schedule", "Schedule: frames × resources", "schedule-drawing",
              "A cell is shaded by the share of the resource's slots in use in that frame; bottlenecks in red, "
