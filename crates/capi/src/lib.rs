@@ -69,12 +69,8 @@ pub unsafe extern "C" fn ls_fabric_load(
     error_len: usize,
 ) -> *mut Fabric {
     guarded(error, error_len, std::ptr::null_mut(), || {
-        if path.is_null() {
-            return Err("no fabric file given".into());
-        }
-        let path = CStr::from_ptr(path).to_string_lossy().into_owned();
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{path}: cannot be read ({e})"))?;
+        let path = text_of(path, "fabric file")?;
+        let text = read_file(&path)?;
         let fabric = parse_fabric(&text).map_err(|e| format!("{path}: {e}"))?;
         Ok(Box::into_raw(Box::new(fabric)))
     })
@@ -224,6 +220,11 @@ pub unsafe extern "C" fn ls_plan_free(plan: *mut LsPlan) {
 }
 
 /// The text of a C string, or an error naming what was missing.
+/// The whole text of the file at `path`, or a message naming it.
+fn read_file(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot be read ({e})"))
+}
+
 unsafe fn text_of(s: *const c_char, what: &str) -> Result<String, String> {
     if s.is_null() {
         return Err(format!("no {what} given"));
@@ -295,8 +296,7 @@ pub unsafe extern "C" fn ls_selection_load(
     guarded(error, error_len, std::ptr::null_mut(), || {
         let path = text_of(path, "selection table")?;
         let library = text_of(mpi_library, "MPI library version")?;
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{path}: cannot be read ({e})"))?;
+        let text = read_file(&path)?;
         let selection = Selection::parse(&text, &path)?;
         let fingerprint = fabric.as_ref().and_then(|f| f.fingerprint.as_deref());
         selection

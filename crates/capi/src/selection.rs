@@ -286,7 +286,10 @@ mod tests {
             row(16384, &[("alltoall", 2.0), ("paced", 1.0)]),
         ];
         let s = Selection::parse(&table(&rows.join(",")), "t").unwrap();
-        assert_eq!(s.choose(Collective::Alltoall, 2048.0), (Mode::Library, 1024));
+        assert_eq!(
+            s.choose(Collective::Alltoall, 2048.0),
+            (Mode::Library, 1024)
+        );
         assert_eq!(s.choose(Collective::Alltoall, 2049.0), (Mode::Paced, 4096));
         // Between two rows that both schedule: the smaller.
         assert_eq!(s.choose(Collective::Alltoall, 8192.0), (Mode::Paced, 4096));
@@ -306,23 +309,17 @@ mod tests {
         let r = row(4096, &[("alltoall", 1.0), ("frames", 0.995)]);
         let s = Selection::parse(&table(&r), "t").unwrap();
         assert_eq!(s.choose(Collective::Alltoall, 4096.0).0, Mode::Library);
-        let r = row(4096, &[("alltoall", 1.0), ("frames", 0.98)]);
-        assert_eq!(
-            Selection::parse(&table(&r), "t")
+        let alltoall_mode = |r: &str| {
+            Selection::parse(&table(r), "t")
                 .unwrap()
                 .choose(Collective::Alltoall, 1.0)
-                .0,
-            Mode::Frames
-        );
+                .0
+        };
+        let r = row(4096, &[("alltoall", 1.0), ("frames", 0.98)]);
+        assert_eq!(alltoall_mode(&r), Mode::Frames);
         // Without a measurement of the call's own collective, nothing says a schedule wins.
         let r = row(4096, &[("alltoallv", 1.0), ("frames", 0.5)]);
-        assert_eq!(
-            Selection::parse(&table(&r), "t")
-                .unwrap()
-                .choose(Collective::Alltoall, 1.0)
-                .0,
-            Mode::Library
-        );
+        assert_eq!(alltoall_mode(&r), Mode::Library);
     }
 
     #[test]

@@ -40,7 +40,10 @@ def report_data(net=None, traffic=None, schedule=None, run: dict[str, Any] | Non
         raise InputError("a report needs a network, a schedule or a run")
     if traffic is not None and net is None:
         raise InputError("a traffic needs its network")
-    bound = compute_bound(net, traffic) if traffic is not None else None
+    if schedule is not None:
+        bound = schedule.bound  # computed once by the schedule, which its frames also need
+    else:
+        bound = compute_bound(net, traffic) if traffic is not None else None
     return {"network": network_content(net, bound, traffic) if net is not None else None,
             "bound": bound_content(bound, traffic.name) if bound is not None else None,
             "schedule": schedule_content(schedule) if schedule is not None else None,

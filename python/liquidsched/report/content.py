@@ -46,11 +46,12 @@ def network_content(net: Network, bound: Bound | None, traffic=None) -> dict[str
         r = net.link_resource[lid]
         name = net.resources[r]
         load = loads.get(name, 0.0)
+        ratio = round(load / lam, 6) if lam else 0.0
         edge = edges.setdefault((a, b), {"a": a, "b": b, "links": [], "ratio": 0.0, "bottleneck": False})
         edge["links"].append({"id": lid, "src": link.src, "dst": link.dst, "resource": name,
                               "capacity_Bps": link.capacity_Bps, "slots": net.resource_slots[r],
-                              "load_s": load, "ratio": round(load / lam, 6) if lam else 0.0})
-        edge["ratio"] = max(edge["ratio"], round(load / lam, 6) if lam else 0.0)
+                              "load_s": load, "ratio": ratio})
+        edge["ratio"] = max(edge["ratio"], ratio)
         edge["bottleneck"] = edge["bottleneck"] or name in hot
     edge_list = list(edges.values())
     return {"name": net.name, "hosts": len(net.hosts()), "switches": len(net.switches()),

@@ -39,18 +39,17 @@ def simgrid_job(schedule: Schedule, flows: Any, policy: str, overhead_s: float, 
     """The runner's job: ``flows`` (the simulator's, :func:`liquidsched.simulate.flows_of`) as
     ``[src, dst, bytes, delay_s]`` in their order (the delay is the route latency), frames of flow
     indices, and each sender's flows in order."""
-    f = flows  # the simulator's Flows: sizes, latencies, frames, senders
     traffic = schedule.traffic
     ends = [traffic[traffic.index[p.transfer]] for frame in schedule.frames for p in frame]
     rows = []
-    for t, size, delay in zip(ends, f.sizes, f.latencies):
+    for t, size, delay in zip(ends, flows.sizes, flows.latencies):
         if not float(size).is_integer():
             raise InputError(f"transfer {t.src}->{t.dst}: SimGrid sends whole bytes, got a piece of {size!r}")
         rows.append([t.src, t.dst, int(size), delay])
     per_sender: dict[int, list[int]] = {}
-    for i, who in enumerate(f.senders):
+    for i, who in enumerate(flows.senders):
         per_sender.setdefault(who, []).append(i)
-    return {"platform": platform, "config": CM02_CONFIG, "flows": rows, "frames": f.frames,
+    return {"platform": platform, "config": CM02_CONFIG, "flows": rows, "frames": flows.frames,
             "per_sender": list(per_sender.values()), "policy": policy, "overhead_s": float(overhead_s)}
 
 
