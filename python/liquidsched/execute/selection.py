@@ -2,7 +2,7 @@
 
 What wins when run is measured, not assumed: ``liquidsched tune`` runs every candidate — the
 MPI library's own algorithms and liquidsched's modes — at each size on a network and writes a
-**selection table**; ``run --mode selected``, the mpi4py API and the interposition library
+**selection table**; ``run --selection TABLE``, the mpi4py API and the interposition library
 read it and pick, for a communicator of the table's size, the mode measured fastest at the
 nearest measured size.
 
