@@ -52,7 +52,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from ..simulate import simulate
-    from ..validation import validate
+    from ..validation import require_exact_delivery, validate
 
     model, policy, overhead = simulation_options(args)
     if args.backend == "simgrid" and args.plot:
@@ -61,6 +61,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # its window is the window policy's and the shuffle exchange's alike.
     schedule = schedule_from_args(args, shared=("overhead", "window"))
     window = simulated_window(args, schedule, model, policy)
+    # The delivery rule first, as every model states it; the slot rule is the slot models' only.
+    require_exact_delivery(schedule, args.schedule or "")
     violations = validate(schedule)
     if violations and model != "fluid":
         raise InputError(f"the schedule is not valid in the slot model ({violations[0]}); "

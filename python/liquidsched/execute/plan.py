@@ -203,6 +203,10 @@ def exchange_plan(schedule: Schedule) -> ExchangePlan:
     >>> p.hosts, len(p.messages), p.send_bytes
     (['h1', 'h2', 'h3'], 6, [2000000, 2000000, 2000000])
     """
+    from ..validation import require_exact_delivery
+
+    # Buffers hold each transfer's bytes once: other bytes would overrun or leave them unfilled.
+    require_exact_delivery(schedule)
     net, traffic = schedule.network, schedule.traffic
     hosts = rank_hosts(net, traffic)
     rank = {h: r for r, h in enumerate(hosts)}
