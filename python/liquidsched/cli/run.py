@@ -25,6 +25,7 @@ from ..execute import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ExchangeFailedError, Ex
                        prediction_of_mode, run_exchange)
 from ..io.files import write_document
 from ..schedule import Schedule
+from ..wording import plural
 from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
                      print_violations, schedule_from_args)
 from ..execute.plan import STEPPED_MODES
@@ -96,8 +97,10 @@ def stepped_schedules(args: argparse.Namespace, schedule: Schedule, modes: list[
 def checked_schedule(schedule: Schedule, force: bool, where: str) -> list[str]:
     """The violations of ``schedule`` (one line each, as ``check`` prints them); an invalid
     schedule is refused, with every violation on the error stream, unless ``force``."""
-    from ..validation import validate
+    from ..validation import require_exact_delivery, validate
 
+    # --force runs a schedule over its slots, never one that delivers other bytes than its traffic's.
+    require_exact_delivery(schedule, where)
     violations = [v.message for v in validate(schedule)]
     if violations:
         print_violations(where, violations)
@@ -434,7 +437,7 @@ def report_notes(result: ExchangeResult, extra: dict[str, Any]) -> list[str]:
         notes.append(f"self transfers: {selfs['count']} ({selfs['bytes']:,} bytes) were local copies; throughput, "
                      "liquid throughput and prediction count only the transfers that cross the network")
     if not extra.get("schedule_valid", True):
-        notes.append(f"schedule: INVALID ({len(extra['violations'])} violation(s)), run with --force")
+        notes.append(f"schedule: INVALID ({plural(len(extra['violations']), 'violation')}), run with --force")
     return notes
 
 
