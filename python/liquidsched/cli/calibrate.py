@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from ..errors import InputError
-from .common import command_help, err, out, print_json, size_arg
+from .common import command_help, count_arg, host_list_arg, err, out, print_json, size_arg
 from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of
 
 #: The packet of the calibration unless given: the shuffle scheduler's default.
@@ -105,10 +105,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calibrate", help=command_help("calibrate"))
     p.add_argument("--topology", required=True, metavar="NAME|FILE")
-    p.add_argument("--hosts", metavar="A,B", help="the two hosts (default: the network's first and last)")
+    p.add_argument("--hosts", type=host_list_arg, metavar="A,B", help="the two hosts (default: the network's first and last)")
     p.add_argument("--packet-bytes", type=size_arg, default=size_arg(DEFAULT_PACKET), metavar="SIZE",
                    help=f"the packet b (default {DEFAULT_PACKET})")
-    p.add_argument("--repeats", type=int, default=50, help="samples of each measurement (default 50)")
+    p.add_argument("--repeats", type=count_arg, default=50, help="samples of each measurement (default 50)")
     p.add_argument("--size", type=size_arg, metavar="SIZE",
                    help="also predict an all-to-all of SIZE per destination among every host (eqs. 2 and 6, and "
                         "the fluid simulator)")

@@ -68,27 +68,75 @@ def allocation_arg(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated counts such as 4,4,0,0, got {text!r}") from None
 
 
+def number_arg(parse: Any, name: str, **bounds: Any) -> Any:
+    """An argparse ``type`` that reads an option's value with ``parse``, one of the functions of
+    :mod:`liquidsched.units` (the one numeric rule), ``bounds`` passed on; a refused value is
+    argparse's error, which names the option."""
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text, **bounds)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = name
+    return convert
+
+
 def size_arg(text: str) -> int:
     """``--size 1MB``: an exact whole number of bytes, units allowed."""
     from ..units import parse_size
 
-    try:
-        return parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+    return number_arg(parse_size, "size")(text)
 
 
 def duration_arg(text: str) -> float:
-    """``--latency 30us``: a duration in seconds, units allowed, at least 0."""
+    """``--latency 30us``: a duration, units allowed (plain numbers are seconds), from 0 to
+    :data:`~liquidsched.units.MAX_DURATION_S`."""
     from ..units import parse_duration
 
-    try:
-        value = parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a duration of at least 0, got {text!r}")
-    return value
+    return number_arg(parse_duration, "duration")(text)
+
+
+def positive_duration_arg(text: str) -> float:
+    """``--timeout 10min``: a duration above 0, units allowed."""
+    from ..units import parse_duration
+
+    return number_arg(parse_duration, "duration", positive=True)(text)
+
+
+def rate_arg(text: str) -> float:
+    """``--rate 10Gbit/s``: a rate in bytes/s, units allowed."""
+    from ..units import parse_rate
+
+    return number_arg(parse_rate, "rate")(text)
+
+
+def count_arg(text: str) -> int:
+    """``--repeats 5``: a whole number of at least 1 (counts of runs, operations, nodes)."""
+    from ..units import parse_count
+
+    return number_arg(parse_count, "count")(text)
+
+
+def natural_arg(text: str) -> int:
+    """``--warmup 0``, ``--seed 0``: a whole number of at least 0."""
+    from ..units import parse_count
+
+    return number_arg(parse_count, "count", least=0, most=2**63 - 1)(text)
+
+
+def host_list_arg(text: str) -> str:
+    """``--hosts A,B,...``, ``--participants A,B,...``: host names separated by commas, none of
+    them empty; an empty list is refused rather than read as "every host", which leaving the
+    option out means. The text is returned as given."""
+    names = [n.strip() for n in text.split(",")]
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected host names separated by commas, got an empty list "
+                                         "(leave the option out for every host)")
+    if "" in names:
+        raise argparse.ArgumentTypeError(f"expected host names separated by commas, got an empty name in {text!r}")
+    return text
 
 
 def window_arg(text: str) -> int | str:
@@ -117,7 +165,8 @@ def add_problem_options(p: argparse.ArgumentParser, topology_required: bool = Tr
                    help=f"a generator ({', '.join(GENERATORS)}) or a CSV/JSON/YAML transfer file "
                         "(default: half-all-to-all)")
     p.add_argument("--size", type=size_arg, metavar="BYTES",
-                   help="transfer size of a generated traffic, e.g. 1MB, 64KiB (default: 1MB)")
+                   help="transfer size of a generated traffic, or of a JSON/YAML file's transfers that give "
+                        "none, e.g. 1MB, 64KiB (default: 1MB for a generator)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -143,10 +192,11 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
     shown = f" (default {default})" if default else ""
     p.add_argument("--algorithm", choices=list(SCHEDULERS), default=None,
                    help=f"the scheduler{shown}")
-    p.add_argument("--seed", type=int, help="random: the seed (default 0)")
-    p.add_argument("--time-limit", type=float, metavar="S",
-                   help="liquid, cpsat: stop after S seconds with the best schedule found")
-    p.add_argument("--node-limit", type=int, metavar="N", help="liquid: stop after N search nodes")
+    p.add_argument("--seed", type=natural_arg, help="random: the seed (default 0)")
+    p.add_argument("--time-limit", type=duration_arg, metavar="TIME",
+                   help="liquid, cpsat: stop after TIME (such as 30s, 500ms or 2min; plain numbers are seconds) "
+                        "with the best schedule found")
+    p.add_argument("--node-limit", type=natural_arg, metavar="N", help="liquid: stop after N search nodes")
     p.add_argument("--permutation", choices=["shift", "xor", "edge-colour"],
                    help="shuffle, pairwise: the node-contention-free order (default xor for shuffle, edge-colour "
                         "for pairwise)")
@@ -159,8 +209,9 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
                    help="shuffle: the global window W_g, packets a node may send beyond those it has received "
                         "(auto: from the links' buffer_packets; default auto where a link declares one, else none)")
     if overhead:
-        p.add_argument("--overhead", type=float, metavar="S",
-                       help="ggp, oggp, solstice, weighted: β, the cost of starting a step, in seconds (default 0)")
+        p.add_argument("--overhead", type=duration_arg, metavar="TIME",
+                       help="ggp, oggp, solstice, weighted: β, the cost of starting a step, such as 1ms or 250us "
+                            "(plain numbers are seconds; default 0)")
 
 
 #: Options that only some algorithms take: argument → (flag, algorithms, keyword of the algorithm).

@@ -179,14 +179,11 @@ def report_single_flow(plan: Any) -> None:
 
 
 def timeout_arg(text: str) -> float:
-    """``--timeout 600``: a positive number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+    """``--timeout 600``, ``--timeout 10min``: a duration above 0, units allowed (plain numbers
+    are seconds), by the one numeric rule (:func:`~liquidsched.cli.common.positive_duration_arg`)."""
+    from .common import positive_duration_arg
+
+    return positive_duration_arg(text)
 
 
 def add_launch_options(p: argparse.ArgumentParser, timeout_s: float | None) -> None:
@@ -200,8 +197,9 @@ def add_launch_options(p: argparse.ArgumentParser, timeout_s: float | None) -> N
                    help="further launcher arguments, e.g. '-f hostfile' (mpiexec) or '--distribution=arbitrary' "
                         "(srun; see liquidsched hostfile)")
     if timeout_s is not None:
-        p.add_argument("--timeout", type=timeout_arg, default=timeout_s, metavar="SECONDS",
-                       help=f"give up the run (every mode; with run --sizes, each size's) after SECONDS, keeping what "
+        p.add_argument("--timeout", type=timeout_arg, default=timeout_s, metavar="TIME",
+                       help=f"give up the run (every mode; with run --sizes, each size's) after TIME (such as 600, "
+                            f"10min; plain numbers are seconds), keeping what "
                             f"was measured before (default {timeout_s:g})")
 
 

@@ -19,7 +19,7 @@ from typing import Iterator
 
 from ..errors import InputError
 from ..network import Network
-from .common import command_help, err
+from .common import command_help, err, host_list_arg
 from .emulation import (EMULATION_DEFAULTS, add_emulation_options, add_launch_options, describe_emulation,
                         emulated_hosts, launcher_args, launcher_of, timeout_arg)
 
@@ -106,7 +106,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topology", metavar="NAME|FILE",
                    help="the network: a built-in with parameters, or a YAML/JSON file (with --prefix alone: "
                         "default the network that is up)")
-    p.add_argument("--hosts", metavar="H1,H2,...",
+    p.add_argument("--hosts", type=host_list_arg, metavar="H1,H2,...",
                    help="run on these hosts only, one rank each, ranks in the network's order (default every host)")
     p.add_argument("--emulate", action="store_true",
                    help="build the network as an emulated network for the launch and remove it after (root)")
@@ -121,8 +121,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "from it")
     add_emulation_options(p)
     add_launch_options(p, timeout_s=None)
-    p.add_argument("--timeout", type=timeout_arg, metavar="SECONDS",
-                   help="end the application after SECONDS (exit 124; default: no limit)")
+    p.add_argument("--timeout", type=timeout_arg, metavar="TIME",
+                   help="end the application after TIME, such as 600 or 10min (plain numbers are seconds; exit 124; "
+                        "default: no limit)")
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS...]",
                    help="the MPI program and its arguments, after --")
     p.set_defaults(run=cmd_launch)

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import InputError
-from .common import command_help, duration_arg, err, out, print_json
+from .common import command_help, duration_arg, err, host_list_arg, out, print_json
 
 
 def rank_hosts_of(args: argparse.Namespace, hosts: list[str]) -> list[str]:
@@ -60,11 +60,11 @@ def cmd_pmpi_config(args: argparse.Namespace) -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pmpi-config", help=command_help("pmpi-config"))
     p.add_argument("--topology", required=True, metavar="NAME|FILE")
-    p.add_argument("--hosts", metavar="H1,H2,...", help="the host of each rank in order (a host may repeat)")
+    p.add_argument("--hosts", type=host_list_arg, metavar="H1,H2,...", help="the host of each rank in order (a host may repeat)")
     p.add_argument("--hostfile", metavar="FILE", help="the host of each rank from a host file "
                                                        "('host', 'host:N' or 'host slots=N' per line)")
     p.add_argument("--output", required=True, metavar="FABRIC", help="the fabric file (- for standard output)")
-    p.add_argument("--latency", type=duration_arg, metavar="SECONDS", help="one-way latency of a message between ranks, such as 30us "
+    p.add_argument("--latency", type=duration_arg, metavar="TIME", help="one-way latency of a message between ranks, such as 30us "
                    "(liquidsched calibrate measures it: o + L), charged per synchronisation by the interposition "
                    "library's cost model when no selection table decides (default 50us)")
     p.add_argument("--json", action="store_true")

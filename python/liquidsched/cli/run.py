@@ -26,8 +26,8 @@ from ..execute import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ExchangeFailedError, Ex
 from ..io.files import write_document
 from ..schedule import Schedule
 from ..wording import plural
-from .common import (add_schedule_options, algorithm_options, command_help, err, mbps, out, print_json,
-                     print_violations, schedule_from_args)
+from .common import (add_schedule_options, algorithm_options, command_help, count_arg, err, mbps, natural_arg, out,
+                     print_json, print_violations, schedule_from_args)
 from ..execute.plan import STEPPED_MODES
 from ..emulate.addressing import time_scale_of
 from .emulation import (EMULATION_DEFAULTS, add_emulation_options, add_launch_options, describe_emulation,
@@ -518,8 +518,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help=f"execution modes (default {','.join(DEFAULT_MODES)}; all: {mode_names()}); shuffle and "
                         "pairwise run their scheduler's schedule for the same traffic unless --algorithm is it, with "
                         "--permutation, --remap, --packet-bytes and --window")
-    p.add_argument("--repeats", type=int, default=5, help="timed runs per mode (default 5)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed runs before them (default 1)")
+    p.add_argument("--repeats", type=count_arg, default=5, help="timed runs per mode (default 5)")
+    p.add_argument("--warmup", type=natural_arg, default=1, help="untimed runs before them (default 1)")
     p.add_argument("--no-verify", action="store_true", help="do not check the received bytes")
     p.add_argument("--progress", choices=("sleep", "spin"), default="sleep",
                    help="how liquidsched's modes wait for their messages: sleep (test, sleep up to 0.5 ms, test "

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InputError
-from .common import command_help, err, out, print_json, size_arg
+from .common import command_help, count_arg, err, host_list_arg, number_arg, out, print_json, size_arg
 
 OPERATIONS = ("scatter", "all-to-all", "reduce")
 #: The K of the asymptotic curve: a decade per point up to ``--operations``.
@@ -20,27 +20,18 @@ CURVE_POINTS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
 
 
 def fraction_arg(text: str) -> Fraction:
-    """A positive exact number: ``10``, ``0.5``, ``3/4``."""
-    try:
-        value = Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(f"expected a number such as 10, 0.5 or 3/4, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
+    """``--fixed-period 0.5``: a duration above 0, exact: ``10``, ``0.5``, ``3/4`` (seconds) or
+    with a unit, ``250ms`` (:func:`~liquidsched.units.parse_exact_duration`)."""
+    from ..units import parse_exact_duration
+
+    return number_arg(parse_exact_duration, "duration")(text)
 
 
 def flops_arg(text: str) -> Fraction:
-    """``--task-flops 10Mflop``: the work of one reduction task."""
-    from ..units import parse_speed
+    """``--task-flops 10Mflop``: the work of one reduction task (:func:`~liquidsched.units.parse_work`)."""
+    from ..units import parse_work
 
-    try:
-        value = parse_speed(text.replace("flop", "flop/s") if text.endswith("flop") else text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive amount of work, got {text!r}")
-    return Fraction(repr(value))
+    return Fraction(repr(number_arg(parse_work, "work")(text)))
 
 
 def series_of(args: argparse.Namespace, platform):
@@ -65,6 +56,8 @@ def series_of(args: argparse.Namespace, platform):
         participants = tuple(h for h in participants if h != root)
     if kind != "reduce" and args.task_flops is not None:
         raise InputError(f"--task-flops is the work of a reduction task; a {kind} computes nothing")
+    if kind == "reduce" and args.task_flops is None:
+        raise InputError("a reduce needs --task-flops, the work of one reduction task, such as 10Mflop")
     return Series(kind, participants, root, args.message_bytes,
                   args.task_flops if args.task_flops is not None else Fraction(0))
 
@@ -230,16 +223,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "topology, whose hosts compute at their speed_flops and switches forward")
     p.add_argument("--source", metavar="NODE", help="the source of a scatter (default: the first host)")
     p.add_argument("--target", metavar="NODE", help="the target of a reduce (default: the first participant)")
-    p.add_argument("--participants", metavar="A,B,...",
+    p.add_argument("--participants", type=host_list_arg, metavar="A,B,...",
                    help="the targets, the nodes of the all-to-all, or the values of the reduce in the operator's "
                         "order (default: every host)")
     p.add_argument("--message-bytes", type=size_arg, default=size_arg("1MB"), metavar="SIZE",
                    help="the size of every message (default 1MB)")
     p.add_argument("--task-flops", type=flops_arg, metavar="WORK", help="the work of one reduction task, e.g. 10Mflop")
-    p.add_argument("--operations", type=int, default=1000, metavar="K",
+    p.add_argument("--operations", type=count_arg, default=1000, metavar="K",
                    help="the throughput of K operations, fill and drain included (default 1000)")
-    p.add_argument("--fixed-period", type=fraction_arg, metavar="SECONDS",
-                   help="run a period of this length instead (§4.6): fewer operations, a bounded loss")
+    p.add_argument("--fixed-period", type=fraction_arg, metavar="TIME",
+                   help="run a period of this length instead (§4.6), such as 0.5, 3/4 or 250ms (plain numbers are "
+                        "seconds): fewer operations, a bounded loss")
     p.add_argument("--output", metavar="FILE", help="write the period that is run as a schedule file")
     p.add_argument("--plot", metavar="FILE", help="plot the throughput of K operations against ρ")
     p.add_argument("--run", action="store_true", dest="execute",
@@ -248,6 +242,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--emulate", action="store_true", help="run on the platform built as an emulated network (root)")
     p.add_argument("--prefix", help="run in the emulated platform 'netem up' built with this prefix")
     add_launch_options(p, timeout_s=None)
-    p.add_argument("--timeout", type=timeout_arg, default=1800.0, metavar="S", help="give up a run after S seconds")
+    p.add_argument("--timeout", type=timeout_arg, default=1800.0, metavar="TIME",
+                   help="give up a run after TIME, such as 1800 or 30min (plain numbers are seconds; default 30min)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_steady)

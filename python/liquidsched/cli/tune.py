@@ -18,7 +18,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..io.files import write_document
-from .common import add_schedule_options, algorithm_options, command_help, err, schedule_from_args
+from .common import add_schedule_options, algorithm_options, command_help, count_arg, err, natural_arg, schedule_from_args
 from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of
 
 #: liquidsched's modes measured unless told.
@@ -120,8 +120,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--modes", type=_modes, metavar="M1,M2",
                    help="the candidates (default: every liquidsched mode, MPI_Alltoallv and, for an all-to-all of "
                         "equal messages, MPI_Alltoall with each of MPICH's algorithms)")
-    p.add_argument("--repeats", type=int, default=7, help="timed runs per size and candidate (default 7)")
-    p.add_argument("--warmup", type=int, default=1, help="untimed runs before them (default 1)")
+    p.add_argument("--repeats", type=count_arg, default=7, help="timed runs per size and candidate (default 7)")
+    p.add_argument("--warmup", type=natural_arg, default=1, help="untimed runs before them (default 1)")
     p.add_argument("--emulate", action="store_true", help="measure on the schedule's network, emulated (root)")
     p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without --emulate, "
                                     "measure in the network 'netem up' built with it")
