@@ -160,11 +160,17 @@ class Schedule:
 
     def summary(self) -> dict[str, Any]:
         """The fields other tools read: frames against the frame bound (``length``,
-        ``lower_bound``, ``optimal`` in frames, ``gap``), time against Λ (``makespan_s``,
-        ``duration_s``, ``ratio_to_bound``, ``liquid``, ``time_optimal``), and how the schedule
-        was made (``time_s`` is the time spent making it)."""
+        ``lower_bound``, ``optimal`` in frames, ``gap`` — None when transfers are cut into pieces,
+        as the bound counts frames of whole transfers), time against Λ and the frame bound's time
+        (``makespan_s``, ``duration_s``, ``ratio_to_bound``, ``liquid``, ``time_optimal``,
+        ``gap_s``; all without latency, and without β: with a β the schedule was made for,
+        ``makespan_with_overhead_s`` and ``ratio_with_overhead`` too), and how the schedule was
+        made (``time_s`` is the time spent making it)."""
         bound = self.bound
         makespan = self._known_makespan()
+        # The frame bound counts frames of whole transfers: a schedule that cuts transfers into
+        # pieces (packets, shares) is compared with it in time, not in frames.
+        whole = self.whole_transfers()
         summary = {
             "algorithm": self.info.algorithm,
             "length": self.length,
@@ -173,7 +179,9 @@ class Schedule:
             "optimal": self.info.optimal,
             "time_optimal": self._time_optimal(makespan),
             "nodes_explored": self.info.stats.get("nodes_explored"),
-            "gap": self.info.stats.get("gap", self._gap_to_lower_bound()),
+            "whole_transfers": whole,
+            "gap": self.info.stats.get("gap", self._gap_to_lower_bound()) if whole else None,
+            "gap_s": None if makespan is None else float(makespan - bound.frame_bound_time_s),
             "makespan_s": None if makespan is None else float(makespan),
             "duration_s": float(bound.duration_s),
             "frame_bound_time_s": float(bound.frame_bound_time_s),
@@ -183,10 +191,24 @@ class Schedule:
             "time_s": self.info.time_s,
             "parameters": self.info.parameters,
         }
+        overhead = self.info.parameters.get("overhead_s") or 0.0
+        if overhead and makespan is not None:
+            # β is part of what the schedule costs when it was made for one: its time with β,
+            # beside the time without it that "liquid" is about.
+            with_overhead = self.makespan_s(overhead)
+            summary["overhead_s"] = overhead
+            summary["makespan_with_overhead_s"] = float(with_overhead)
+            summary["ratio_with_overhead"] = float(bound.duration_s / with_overhead)
         if self.info.optimal and not summary["time_optimal"]:
             summary["note"] = ("fewest frames proven; transfers take different times in their slots, "
                                "so fewest frames is not proven least time")
         return summary
+
+    def whole_transfers(self) -> bool:
+        """Whether every piece is a whole transfer (what the frame bound counts frames of)."""
+        index, transfers = self.traffic.index, self.traffic.transfers
+        return all(p.transfer in index and p.bytes == transfers[index[p.transfer]].size_bytes
+                   for frame in self.frames for p in frame)
 
     def _gap_to_lower_bound(self) -> int | None:
         return None if self.info.lower_bound is None else self.length - self.info.lower_bound

@@ -80,4 +80,23 @@ def milliseconds(seconds: float | Fraction, beside: float | Fraction | None = No
     return f"{ms!r} ms"
 
 
-__all__ = ["milliseconds", "percent", "plural"]
+def short_time(seconds: float | Fraction) -> str:
+    """A (small) time with three significant digits in the unit that suits it: a difference
+    between two times, which ms with three decimals may not show.
+
+    Examples
+    --------
+    >>> short_time(8e-08), short_time(0.0123456), short_time(2.5), short_time(0)
+    ('80.0 ns', '12.3 ms', '2.50 s', '0 s')
+    """
+    value = float(seconds)
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} s"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(value) >= scale:
+            break
+    shown = value / scale
+    return f"{shown:.{max(0, 2 - int(math.floor(math.log10(abs(shown)))))}f} {unit}"
+
+
+__all__ = ["milliseconds", "percent", "plural", "short_time"]

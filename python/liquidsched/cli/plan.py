@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InputError, LiquidschedError
+from ..wording import milliseconds, percent, plural, short_time
 from .common import (DEFAULT_ALGORITHM, add_algorithm_options, add_problem_options, algorithm_options, command_help, err, mbps,
                      names, out, print_json, print_violations, problem, slot_summary)
 
@@ -23,17 +24,17 @@ def cmd_bound(args: argparse.Namespace) -> int:
         return 0
     table = Table(show_header=False, title=f"{net.name}: {traffic.name}")
     table.add_row("transfers", str(bound.transfers))
-    in_transfers = f"{bound.duration} transfers (" if bound.uniform else ""
+    in_transfers = f"{plural(bound.duration, 'transfer')} (" if bound.uniform else ""
     table.add_row("duration Λ", f"{in_transfers}{float(bound.duration_s) * 1e3:.3f} ms" + (")" if bound.uniform else ""))
     table.add_row("bottlenecks", names(bound.bottlenecks))
     table.add_row("liquid throughput", mbps(float(bound.liquid_throughput_Bps)))
     if not bound.uniform:
-        table.add_row("frame bound", f"{bound.frame_lower_bound} frames ({float(bound.frame_bound_time_s) * 1e3:.3f} ms)")
+        table.add_row("frame bound", f"{plural(bound.frame_lower_bound, 'frame')} ({float(bound.frame_bound_time_s) * 1e3:.3f} ms)")
         if bound.frame_bottlenecks != bound.bottlenecks:
             table.add_row("frame bottlenecks", names(bound.frame_bottlenecks))
         if bound.slot_model_gap_s:
             table.add_row("slot-model gap", f"{float(bound.slot_model_gap_s) * 1e3:.3f} ms: frames of whole transfers "
-                          f"reach at most {float(bound.frame_bound_ratio):.1%} of the liquid throughput")
+                          f"reach at most {percent(bound.frame_bound_ratio)} of the liquid throughput")
     if fractional is not None:
         table.add_row("fractional optimum of frames", f"{float(fractional) * 1e3:.3f} ms "
                       f"({float(fractional / bound.duration_s):.4f} × Λ): no schedule of frames, pieces at will, is faster")
@@ -86,20 +87,38 @@ def cmd_plan(args: argparse.Namespace) -> int:
     table = Table(show_header=False, title=f"{net.name}: {traffic.name}, {algorithm}")
     table.add_row("algorithm", algorithm + (" (the default; --algorithm chooses another)"
                                             if args.algorithm is None else ""))
-    table.add_row("frames", f"{schedule.length} (frame bound {schedule.info.lower_bound})")
-    table.add_row("time (frames model)", f"{summary['makespan_s'] * 1e3:.3f} ms for Λ = "
-                  f"{float(bound.duration_s) * 1e3:.3f} ms: {summary['ratio_to_bound']:.1%} of the liquid throughput")
+    makespan, duration = summary["makespan_s"], float(bound.duration_s)
+    exact = schedule.makespan_s() == bound.duration_s
+    pieces = "" if summary["whole_transfers"] else " of pieces"
+    table.add_row("frames", f"{schedule.length}{pieces} (frame bound {schedule.info.lower_bound}"
+                  + (" in frames of whole transfers)" if pieces else ")"))
+    # Plan's frames model counts neither route latency nor β (simulate counts latency); the
+    # times are shown to as many digits as tell them apart, so that the ratio never contradicts them.
+    table.add_row("time (frames model, latency excluded)",
+                  f"{milliseconds(makespan, beside=duration)} for Λ = {milliseconds(duration, beside=makespan)}: "
+                  f"{percent(summary['ratio_to_bound'], exact_one=exact)} of the liquid throughput")
     if bound.slot_model_gap_s:
         table.add_row("slot-model limit", f"{float(bound.frame_bound_time_s) * 1e3:.3f} ms "
-                      f"({float(bound.frame_bound_ratio):.1%}): no schedule of whole transfers in frames is faster")
-    table.add_row("liquid", str(schedule.liquid))
+                      f"({percent(bound.frame_bound_ratio)}): no schedule of whole transfers in frames is faster")
+    if "makespan_with_overhead_s" in summary:
+        beta = summary["overhead_s"]
+        table.add_row("time with β", f"{milliseconds(summary['makespan_with_overhead_s'])} "
+                      f"(β = {beta * 1e3:g} ms a frame × {schedule.length}): "
+                      f"{percent(summary['ratio_with_overhead'])} of the liquid throughput")
+    over = schedule.makespan_s() - bound.duration_s
+    table.add_row("liquid", "True: time = Λ" + (" (β excluded)" if "makespan_with_overhead_s" in summary else "")
+                  if summary["liquid"] else f"False: time − Λ = {short_time(over)}")
     table.add_row("optimal", {True: "yes, fewest frames (proven)", False: "not proven",
                               None: "unknown"}[schedule.info.optimal]
                   + (", least time" if summary["time_optimal"] else ""))
     if "note" in summary:
         table.add_row("note", summary["note"])
     if summary["gap"]:
-        table.add_row("gap to the proven bound", f"{summary['gap']} frame{'s' if summary['gap'] > 1 else ''}")
+        table.add_row("gap to the frame bound", plural(summary["gap"], "frame"))
+    elif not summary["whole_transfers"] and summary["gap_s"]:
+        # Frames of pieces are not counted against a bound in frames of whole transfers: time is.
+        table.add_row("gap to the frame bound, in time", f"{short_time(summary['gap_s'])}: "
+                      f"{milliseconds(makespan)} against the bound's {float(bound.frame_bound_time_s) * 1e3:.3f} ms")
     if summary["nodes_explored"] is not None:
         table.add_row("nodes explored", f"{summary['nodes_explored']:,}")
     stats = schedule.info.stats
@@ -118,7 +137,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                           f"sharing fairly (fluid model); {winner}")
     if schedule.info.stats.get("stopped_by"):
         table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
-    table.add_row("throughput (frames model)", mbps(summary["throughput_Bps"]))
+    table.add_row("throughput (latency excluded)", mbps(summary["throughput_Bps"]))
     table.add_row("liquid throughput", mbps(summary["liquid_throughput_Bps"]))
     table.add_row("scheduling time", f"{schedule.info.time_s * 1e3:.2f} ms")
     written = [p for p in (args.output, args.plot) if p and p != "-"]
@@ -140,7 +159,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     elif violations:
         print_violations(args.schedule, [v.message for v in violations])
     else:
-        out.print(f"{args.schedule}: valid, {schedule.length} frames, {len(schedule.traffic)} transfers", markup=False)
+        out.print(f"{args.schedule}: valid, {plural(schedule.length, 'frame')}, {plural(len(schedule.traffic), 'transfer')}", markup=False)
     return 1 if violations else 0
 
 
