@@ -416,7 +416,15 @@ def allocation_hosts(net: Network, allocation: Sequence[int]) -> list[str]:
 
 
 def _roles(net: Network, hosts: Sequence[str] | None) -> tuple[list[str], list[str]]:
+    """The senders and receivers among ``hosts`` (every host when None). A string is refused, not
+    read as a list of one-letter hosts: ``scatter(net, "t1", "r1")`` means ``hosts=["r1"]``, and
+    an empty list, which would select no host, too."""
+    if isinstance(hosts, str):
+        raise TrafficError(f"hosts: expected a list of host names, got the string {hosts!r} "
+                           f"(write [{hosts!r}] for one host)")
     pool = list(net.hosts()) if hosts is None else list(hosts)
+    if hosts is not None and not pool:
+        raise TrafficError("hosts: an empty list selects no host (give None for every host)")
     for h in pool:
         if h not in net.nodes or net.nodes[h].kind != "host":
             raise TrafficError(f"unknown host {h!r}")
@@ -618,6 +626,10 @@ def _matrix_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> l
 # -- by name -------------------------------------------------------------------------------------
 
 GENERATORS = ("all-to-all", "half-all-to-all", "scatter", "gather", "permutation", "random", "skewed")
+#: The parameters each generator takes in a spec (``random:seed=1,density=0.7``).
+GENERATOR_PARAMETERS = {"all-to-all": (), "half-all-to-all": ("include_self",), "scatter": ("root",),
+                        "gather": ("root",), "permutation": ("seed",), "random": ("seed", "density"),
+                        "skewed": ("seed", "alpha")}
 
 
 def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
@@ -634,30 +646,29 @@ def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
             traffic.check(net, spec)
             return traffic
         raise TrafficError(f"unknown traffic {spec!r}: not a generator ({', '.join(GENERATORS)}) nor a file")
-    kw: dict[str, str] = {}
-    for item in filter(None, params.split(",")):
-        k, eq, v = item.partition("=")
-        if not eq:
-            raise TrafficError(f"traffic {name}: expected key=value, got {item!r}")
-        kw[k] = v
-    try:
-        if name == "all-to-all":
-            traffic = all_to_all(net, hosts, size_bytes)
-        elif name == "half-all-to-all":
-            traffic = half_all_to_all(net, hosts, size_bytes, kw.pop("include_self", "true").lower() == "true")
-        elif name in ("scatter", "gather"):
-            root = kw.pop("root", None) or (net.senders()[0] if name == "scatter" else net.receivers()[0])
-            traffic = (scatter if name == "scatter" else gather)(net, root, hosts, size_bytes)
-        elif name == "permutation":
-            traffic = permutation(net, hosts, int(kw.pop("seed", 0)), size_bytes)
-        elif name == "skewed":
-            traffic = skewed(net, hosts, int(kw.pop("seed", 0)), float(kw.pop("alpha", 1.0)), size_bytes)
-        else:
-            traffic = random_matrix(net, hosts, int(kw.pop("seed", 0)), float(kw.pop("density", 1.0)),
-                                    max(1, size_bytes // 10), size_bytes)
-    except ValueError as e:
-        raise TrafficError(f"traffic {name}: {e}") from None
-    if kw:
-        raise TrafficError(f"traffic {name}: unknown parameter {next(iter(kw))!r}")
+    from .spec import field_where, parse_bool, spec_fields
+    from .units import parse_count, parse_number
+
+    _, kw = spec_fields(spec, "traffic", GENERATOR_PARAMETERS[name], TrafficError)
+    at = lambda key: field_where("traffic", name, key)  # noqa: E731
+    seed = parse_count(kw["seed"], at("seed"), least=0, most=2**63 - 1) if "seed" in kw else 0
+    if name == "all-to-all":
+        traffic = all_to_all(net, hosts, size_bytes)
+    elif name == "half-all-to-all":
+        include_self = parse_bool(kw["include_self"], at("include_self"), TrafficError) if "include_self" in kw \
+            else True
+        traffic = half_all_to_all(net, hosts, size_bytes, include_self)
+    elif name in ("scatter", "gather"):
+        root = kw.get("root") or (net.senders()[0] if name == "scatter" else net.receivers()[0])
+        traffic = (scatter if name == "scatter" else gather)(net, root, hosts, size_bytes)
+    elif name == "permutation":
+        traffic = permutation(net, hosts, seed, size_bytes)
+    elif name == "skewed":
+        alpha = parse_number(kw["alpha"], at("alpha"), least=0, most=1e3) if "alpha" in kw else 1.0
+        traffic = skewed(net, hosts, seed, alpha, size_bytes)
+    else:
+        density = parse_number(kw["density"], at("density"), least=0, most=1, above_least=True) \
+            if "density" in kw else 1.0
+        traffic = random_matrix(net, hosts, seed, density, max(1, size_bytes // 10), size_bytes)
     traffic.check(net)
     return traffic

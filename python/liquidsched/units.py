@@ -129,6 +129,8 @@ def _bounded(number: float, value: object, what: str, where: str, least: float, 
 
 def _bound(x: float) -> str:
     """A bound for a message: ``1,000,000`` or ``1e+15``."""
+    if isinstance(x, int):
+        return f"{x:,}"
     return f"{x:,.0f}" if float(x).is_integer() and abs(x) < 1e9 else f"{x:g}"
 
 
@@ -252,7 +254,7 @@ def parse_count(value: object, where: str = "", *, least: int = 1, most: int = 1
     >>> parse_count("0", "--repeats")
     Traceback (most recent call last):
     ...
-    liquidsched.units.NumberError: --repeats: expected a whole number from 1 to 1000000000, got '0'
+    liquidsched.units.NumberError: --repeats: expected a whole number from 1 to 1,000,000,000, got '0'
     """
     if isinstance(value, str) and re.fullmatch(r"\s*[+-]?[0-9]{1,30}\s*", value):
         number = int(value)
@@ -262,7 +264,7 @@ def parse_count(value: object, where: str = "", *, least: int = 1, most: int = 1
     else:
         number = None
     if number is None or not least <= number <= most:
-        raise NumberError(_at(where, f"expected a whole number from {least} to {most}, got {_shown(value)}"))
+        raise NumberError(_at(where, f"expected a whole number from {_bound(least)} to {_bound(most)}, got {_shown(value)}"))
     return number
 
 

@@ -237,6 +237,7 @@ def complete(n: int = 10, bandwidth_Bps: float = 100e6, speed_flops: float = 100
     """``n`` processors, every pair joined both ways (paper 003 Fig. 13: 10 nodes, 100 MB/s,
     100 Mflop/s)."""
     _check_count("complete", n, 2)
+    _check_rates("complete", bandwidth_Bps, speed_flops)
     names = [f"P{i}" for i in range(n)]
     return Platform([PlatformNode(p, exact(speed_flops)) for p in names],
                     [e for i in range(n) for j in range(i + 1, n) for e in _both_ways(names[i], names[j], bandwidth_Bps)],
@@ -246,6 +247,7 @@ def complete(n: int = 10, bandwidth_Bps: float = 100e6, speed_flops: float = 100
 def star(n: int = 4, bandwidth_Bps: float = 100e6, speed_flops: float = 100e6) -> Platform:
     """A centre ``P0`` joined both ways to ``n - 1`` leaves."""
     _check_count("star", n, 2)
+    _check_rates("star", bandwidth_Bps, speed_flops)
     return Platform([PlatformNode(f"P{i}", exact(speed_flops)) for i in range(n)],
                     [e for i in range(1, n) for e in _both_ways("P0", f"P{i}", bandwidth_Bps)], f"star-{n}")
 
@@ -253,6 +255,7 @@ def star(n: int = 4, bandwidth_Bps: float = 100e6, speed_flops: float = 100e6) -
 def chain(n: int = 3, bandwidth_Bps: float = 100e6, speed_flops: float = 100e6) -> Platform:
     """``P0 – P1 – … – P(n-1)``, each step both ways."""
     _check_count("chain", n, 2)
+    _check_rates("chain", bandwidth_Bps, speed_flops)
     return Platform([PlatformNode(f"P{i}", exact(speed_flops)) for i in range(n)],
                     [e for i in range(n - 1) for e in _both_ways(f"P{i}", f"P{i + 1}", bandwidth_Bps)], f"chain-{n}")
 
@@ -285,6 +288,11 @@ def tiers(nodes: int = 30, density: float = 0.5, extra_wan: int = 2, seed: int =
         raise TopologyError(f"tiers: density must be between 0 and 1 (exclusive), got {density}")
     if not rate_scale > 0:
         raise TopologyError(f"tiers: rate_scale must be positive, got {rate_scale}")
+    from ..units import parse_rate
+
+    # The slowest and fastest edges, by the one numeric rule.
+    parse_rate(min(WAN_RATES_MBps) * 1e6 * rate_scale, f"tiers: rate_scale {rate_scale:g}: the slowest edge")
+    parse_rate(max(LAN_RATES_MBps) * 1e6 * rate_scale, f"tiers: rate_scale {rate_scale:g}: the fastest edge")
     rng = random.Random(seed)
     hosts = min(nodes - 2, max(1, round(density * nodes)))
     routers = nodes - hosts
@@ -310,9 +318,23 @@ def tiers(nodes: int = 30, density: float = 0.5, extra_wan: int = 2, seed: int =
     return Platform(nodes_list, edges, f"tiers-{nodes}-{density}-{seed}")
 
 
+#: The most nodes of a platform builder: the exact periods of larger ones would not be found.
+MAX_PLATFORM_NODES = 10_000
+
+
 def _check_count(builder: str, n: int, least: int) -> None:
-    if not isinstance(n, int) or n < least:
-        raise TopologyError(f"{builder}: expected at least {least} nodes, got {n!r}")
+    from ..units import parse_count
+
+    parse_count(n, f"{builder}: n", least=least, most=MAX_PLATFORM_NODES)
+
+
+def _check_rates(builder: str, bandwidth_Bps: Any, speed_flops: Any) -> None:
+    """The rate and speed of a builder, by the one numeric rule (a rate of 0 would be an edge of
+    infinite cost)."""
+    from ..units import parse_rate, parse_speed
+
+    parse_rate(bandwidth_Bps, f"{builder}: bandwidth_Bps")
+    parse_speed(speed_flops, f"{builder}: speed_flops")
 
 
 def platform_of_network(net: Network) -> Platform:
@@ -341,18 +363,20 @@ PLATFORM_BUILDERS = {"complete": complete, "star": star, "chain": chain, "tiers"
 
 
 def _builder_value(builder: str, key: str, text: str, default: Any) -> Any:
-    from ..units import parse_rate, parse_speed
+    """The value of one field, by the one numeric rule (:mod:`liquidsched.units`)."""
+    from ..spec import field_where
+    from ..units import parse_count, parse_number, parse_rate, parse_speed
 
-    try:
-        if key == "bandwidth_Bps":
-            return parse_rate(text)
-        if key == "speed_flops":
-            return parse_speed(text)
-        if isinstance(default, int):
-            return int(text)
-        return float(text)
-    except ValueError as e:
-        raise TopologyError(f"platform {builder}: parameter {key!r}: {e}") from None
+    where = field_where("platform", builder, key)
+    if key == "bandwidth_Bps":
+        return parse_rate(text, where)
+    if key == "speed_flops":
+        return parse_speed(text, where)
+    if key == "seed":
+        return parse_count(text, where, least=0, most=2**63 - 1)
+    if isinstance(default, int):
+        return parse_count(text, where, least=0, most=MAX_PLATFORM_NODES)
+    return parse_number(text, where, least=0, most=1e6)
 
 
 def resolve_platform(spec: str) -> Platform:
@@ -367,18 +391,13 @@ def resolve_platform(spec: str) -> Platform:
     """
     import inspect
 
+    from ..spec import spec_fields
     from ..topologies import resolve_topology
 
-    name, _, params = spec.partition(":")
+    name = spec.partition(":")[0]
     if name not in PLATFORM_BUILDERS:
         return platform_of_network(resolve_topology(spec))
     build = PLATFORM_BUILDERS[name]
     defaults = {p.name: p.default for p in inspect.signature(build).parameters.values()}
-    kwargs = {}
-    for item in filter(None, params.split(",")):
-        key, eq, value = item.partition("=")
-        if not eq or key not in defaults:
-            raise TopologyError(f"platform {name}: expected key=value with a key among {', '.join(defaults)}, "
-                                f"got {item!r}")
-        kwargs[key] = _builder_value(name, key, value, defaults[key])
-    return build(**kwargs)
+    _, fields = spec_fields(spec, "platform", defaults, TopologyError)
+    return build(**{key: _builder_value(name, key, value, defaults[key]) for key, value in fields.items()})

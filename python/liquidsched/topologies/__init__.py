@@ -58,47 +58,82 @@ BUILDERS: dict[str, Builder] = {
 }
 
 
-def _convert(text: str, default: Any, where: str, whole: bool = False) -> Any:
-    try:
-        if whole:
-            return int(text)
-        if isinstance(default, bool):
-            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(f"expected true or false, got {text!r}")
-            return text.lower() in ("true", "1", "yes")
-        if isinstance(default, int):
-            return int(text)
-        if isinstance(default, float):
-            return parse_rate(text)
-        if isinstance(default, (tuple, list)) or default is None:
-            return [int(v) for v in text.split("/")]
-        return text
-    except ValueError as e:
-        raise TopologyError(f"{where}: {e}") from None
+#: Rate parameters of the builders (the others of type float are plain numbers).
+RATE_PARAMETERS = ("capacity_Bps", "card_Bps", "backbone_Bps", "c1", "c2")
+#: The most nodes a built-in topology may have: a spec that implies more is refused before it is
+#: built (``crossbar:n=100000000`` would fill the memory first).
+MAX_NODES = 1_000_000
+#: The most a whole-number parameter may be (a seed excepted).
+MAX_PARAMETER = MAX_NODES
+
+
+def _convert(text: str, default: Any, where: str, key: str, whole: bool = False) -> Any:
+    """The value of one field, by the one numeric rule (:mod:`liquidsched.units`)."""
+    from ..spec import parse_bool
+    from ..units import parse_count, parse_number
+
+    if key == "seed":
+        return parse_count(text, where, least=0, most=2**63 - 1)
+    if whole or isinstance(default, int) and not isinstance(default, bool):
+        return parse_count(text, where, least=0, most=MAX_PARAMETER)
+    if isinstance(default, bool):
+        return parse_bool(text, where, TopologyError)
+    if key in RATE_PARAMETERS:
+        return parse_rate(text, where)
+    if isinstance(default, float):
+        return parse_number(text, where, least=0, most=1e6)
+    if isinstance(default, (tuple, list)) or default is None:
+        return [parse_count(v, where, least=0, most=MAX_PARAMETER) for v in text.split("/")]
+    return text
+
+
+def _nodes(name: str, kw: dict[str, Any], defaults: dict[str, Any]) -> int:
+    """How many nodes the builder ``name`` would make of ``kw`` (over ``defaults``), at least."""
+    v = {**defaults, **kw}
+    if name == "crossbar":
+        return v["n"] + 1
+    if name == "fat-tree":
+        k = v["k"]
+        return k * (k // 2) * (v["hosts_per_edge"] or k // 2) + k * k + (k // 2) ** 2
+    if name in ("torus", "mesh"):
+        routers = 1
+        for d in v["dims"] or ():
+            routers *= max(d, 1)
+        return routers * (1 + v["hosts_per_router"])
+    if name == "hierarchical":
+        return v["d1"] * v["d2"] + v["d2"] + 1
+    if name == "backbone":
+        return v["n1"] + v["n2"] + 2
+    if name == "random":
+        return v["switches"] + v["hosts"]
+    return 0
 
 
 def build_topology(spec: str) -> Network:
-    """Build a named topology, ``"NAME"`` or ``"NAME:param=value,..."``.
+    """Build a named topology, ``"NAME"`` or ``"NAME:param=value,..."``: the fields are read by
+    the one spec reader (:func:`liquidsched.spec.spec_fields`, a key given twice refused) and
+    the one numeric rule; a topology of more than :data:`MAX_NODES` nodes is refused before it
+    is built.
 
     Examples
     --------
     >>> len(build_topology("crossbar:n=4").hosts())
     4
     """
-    name, _, params = spec.partition(":")
+    from ..spec import field_where, spec_fields
+
+    name = spec.partition(":")[0]
     if name not in BUILDERS:
         raise TopologyError(f"unknown topology {name!r} (built-in: {', '.join(BUILDERS)})")
     builder = BUILDERS[name]
     defaults = builder.parameters()
-    kwargs = {}
-    for item in filter(None, params.split(",")):
-        key, eq, value = item.partition("=")
-        where = f"topology {name}: parameter {key!r}"
-        if not eq:
-            raise TopologyError(f"{where}: expected key=value, got {item!r}")
-        if key not in defaults:
-            raise TopologyError(f"{where}: unknown (parameters: {', '.join(defaults)})")
-        kwargs[key] = _convert(value, defaults[key], where, key in builder.optional_whole_numbers())
+    _, fields = spec_fields(spec, "topology", defaults, TopologyError)
+    whole = builder.optional_whole_numbers()
+    kwargs = {key: _convert(value, defaults[key], field_where("topology", name, key), key, key in whole)
+              for key, value in fields.items()}
+    nodes = _nodes(name, kwargs, defaults)
+    if nodes > MAX_NODES:
+        raise TopologyError(f"topology spec {spec}: {nodes:,} nodes, more than the {MAX_NODES:,} liquidsched builds")
     return builder.build(**kwargs)
 
 
