@@ -68,7 +68,7 @@ def test_tables_round_trip_and_bad_files_get_one_line(tmp_path):
     assert SelectionTable.load(path).choose(1 << 20).mode == "paced"
     assert selection_from_environment({"LIQUIDSCHED_SELECTION": str(path)}).measured_on["ranks"] == 3
     assert selection_from_environment({"LIQUIDSCHED_SELECTION": " "}) is None
-    for text, message in (("{", "not JSON"), ('{"format": "x"}', FORMAT),
+    for text, message in (("{", "not valid JSON"), ('{"format": "x"}', FORMAT),
                           (json.dumps({"format": FORMAT, "measured_on": {"ranks": 3}, "sizes": []}), "non-empty"),
                           (json.dumps({"format": FORMAT, "measured_on": {"ranks": 3},
                                        "sizes": [{"size_bytes": 1, "modes": {}, "best": "paced"}]}), "best")):

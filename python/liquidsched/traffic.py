@@ -279,13 +279,19 @@ class Traffic:
                 "transfers": [{"src": t.src, "dst": t.dst, "size_bytes": t.size_bytes} for t in self.transfers]}
 
     @classmethod
-    def from_dict(cls, doc: Any, where: str = "traffic") -> Traffic:
+    def from_dict(cls, doc: Any, where: str = "traffic", default_size_bytes: int | None = None) -> Traffic:
+        """The traffic of a parsed document. A transfer without ``size_bytes`` is refused, naming
+        it, unless ``default_size_bytes`` is given (``--size``): input is strict, a size is never
+        guessed."""
         f = Fields(doc, where, TrafficError, ("format", "version", "name", "transfers"))
         transfers = []
         for i, item in enumerate(f.get("transfers", read_list)):
             t = Fields(item, f"{f.at('transfers')}[{i}]", TrafficError, ("src", "dst", "size_bytes"))
-            transfers.append(Transfer(t.get("src", read_id), t.get("dst", read_id),
-                                      t.get("size_bytes", read_size, DEFAULT_SIZE_BYTES)))
+            src, dst = t.get("src", read_id), t.get("dst", read_id)
+            if default_size_bytes is None and not t.has("size_bytes"):
+                raise TrafficError(f"{t.where} ({src} -> {dst}): missing field 'size_bytes' (the bytes it carries; "
+                                   "--size gives one size to every transfer that has none)")
+            transfers.append(Transfer(src, dst, t.get("size_bytes", read_size, default_size_bytes)))
         return cls(transfers, f.get("name", read_str, "traffic"))
 
 
@@ -566,14 +572,18 @@ def skewed(net: Network, hosts: Sequence[str] | None = None, seed: int = 0, alph
 # -- files ---------------------------------------------------------------------------------------
 
 
-def load_traffic(path: str | os.PathLike) -> Traffic:
+def load_traffic(path: str | os.PathLike, default_size_bytes: int | None = None) -> Traffic:
     """Read a traffic: JSON/YAML ``{transfers: [{src, dst, size_bytes}]}``, or CSV either as rows
-    ``src,dst,size_bytes`` (with that header) or as a matrix whose first row names the receivers
-    and first column the senders (an empty or 0 cell is no transfer)."""
+    with a header naming the columns ``src``, ``dst`` and ``size_bytes`` (in any order) or as a
+    matrix whose first row names the receivers and first column the senders (an empty or 0 cell
+    is no transfer).
+
+    A JSON/YAML transfer without ``size_bytes`` takes ``default_size_bytes``; without one it is
+    refused."""
     p = Path(path)
     if p.suffix.lower() != ".csv":
-        return Traffic.from_dict(read_document(p, TrafficError), str(p))
-    text = read_text(p, TrafficError)
+        return Traffic.from_dict(read_document(p, TrafficError), str(p), default_size_bytes)
+    text = read_text(p, TrafficError)  # a byte-order mark is dropped there
     try:
         rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
     except csv.Error as e:
@@ -581,9 +591,15 @@ def load_traffic(path: str | os.PathLike) -> Traffic:
     if not rows:
         raise TrafficError(f"{p}: empty file")
     header = [c.strip() for c in rows[0]]
-    if header[:3] == ["src", "dst", "size_bytes"]:
-        return Traffic(_rows_to_transfers(p, rows[1:]), p.stem)
+    # Rows when the header names the three columns (in any order) or names nothing else; a
+    # matrix's header is a corner cell and receivers.
+    if _ROW_COLUMNS <= set(header) or set(header) <= _ROW_COLUMNS:
+        return Traffic(_rows_to_transfers(p, header, rows[1:]), p.stem)
     return Traffic(_matrix_to_transfers(p, header, rows[1:]), p.stem)
+
+
+#: The columns of a CSV traffic written as rows.
+_ROW_COLUMNS = frozenset(("src", "dst", "size_bytes"))
 
 
 def _csv_size(p: Path, line: int, column: int, text: str, allow_zero: bool) -> int:
@@ -598,13 +614,27 @@ def _csv_size(p: Path, line: int, column: int, text: str, allow_zero: bool) -> i
         raise TrafficError(f"{p}: line {line}, column {column}: {e}") from None
 
 
-def _rows_to_transfers(p: Path, rows: list[list[str]]) -> list[Transfer]:
+def _rows_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> list[Transfer]:
+    """Transfers from rows whose columns the header names (``dst,src,size_bytes`` as well as
+    ``src,dst,size_bytes``): each of the three once, nothing else."""
+    wanted = ("src", "dst", "size_bytes")
+    for name in header:
+        if name not in _ROW_COLUMNS:
+            raise TrafficError(f"{p}: line 1: unknown column {name!r} in the header "
+                               f"(a row file has the columns {','.join(wanted)}, in any order)")
+        if header.count(name) > 1:
+            raise TrafficError(f"{p}: line 1: column {name!r} appears twice in the header")
+    missing = [name for name in wanted if name not in header]
+    if missing:
+        raise TrafficError(f"{p}: line 1: no column {missing[0]!r} in the header "
+                           f"(a row file has the columns {','.join(wanted)}, in any order)")
+    src, dst, size = (header.index(name) for name in wanted)
     out = []
     for i, row in enumerate(rows, start=2):
-        if len(row) != 3:
-            raise TrafficError(f"{p}: line {i}: expected 3 columns src,dst,size_bytes, got {len(row)}: "
+        if len(row) != len(header):
+            raise TrafficError(f"{p}: line {i}: expected {len(header)} columns {','.join(header)}, got {len(row)}: "
                                f"{','.join(row)!r}")
-        out.append(Transfer(row[0].strip(), row[1].strip(), _csv_size(p, i, 3, row[2], False)))
+        out.append(Transfer(row[src].strip(), row[dst].strip(), _csv_size(p, i, size + 1, row[size], False)))
     return out
 
 
@@ -633,13 +663,14 @@ GENERATOR_PARAMETERS = {"all-to-all": (), "half-all-to-all": ("include_self",), 
 
 
 def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
-                 size_bytes: int = DEFAULT_SIZE_BYTES) -> Traffic:
+                 size_bytes: int = DEFAULT_SIZE_BYTES, file_size_bytes: int | None = None) -> Traffic:
     """A traffic by generator name (``"scatter:root=h1"``, ``"random:seed=3,density=0.5"``) or a
-    file path, checked against ``net``."""
+    file path, checked against ``net``. ``size_bytes`` is a generated transfer's size;
+    ``file_size_bytes`` that of a file's transfer without ``size_bytes`` (none: refused)."""
     name, _, params = spec.partition(":")
     if name not in GENERATORS:
         if Path(spec).suffix.lower() in (".csv", ".json", ".yaml", ".yml") or Path(spec).exists():
-            traffic = load_traffic(spec)
+            traffic = load_traffic(spec, file_size_bytes)
             if hosts is not None:
                 keep = set(hosts)
                 traffic = Traffic([t for t in traffic if t.src in keep and t.dst in keep], traffic.name)

@@ -176,12 +176,13 @@ def problem(args: argparse.Namespace):
     from ..traffic import DEFAULT_SIZE_BYTES, GENERATORS, allocation_hosts, make_traffic
 
     spec = args.traffic or DEFAULT_TRAFFIC
-    if args.size is not None and spec.partition(":")[0] not in GENERATORS:
-        raise InputError(f"--size applies to a generated traffic ({', '.join(GENERATORS)}); "
-                         f"the sizes of {spec} are in the file")
+    # A CSV gives every transfer its size; a JSON/YAML transfer without size_bytes takes --size.
+    if args.size is not None and spec.partition(":")[0] not in GENERATORS and spec.lower().endswith(".csv"):
+        raise InputError(f"--size applies to a generated traffic ({', '.join(GENERATORS)}) or to the transfers "
+                         f"of a JSON/YAML file that give no size_bytes; the sizes of {spec} are in the file")
     net = resolve_topology(args.topology)
     hosts = allocation_hosts(net, args.alloc) if args.alloc is not None else None
-    return net, make_traffic(net, spec, hosts, args.size or DEFAULT_SIZE_BYTES)
+    return net, make_traffic(net, spec, hosts, args.size or DEFAULT_SIZE_BYTES, file_size_bytes=args.size)
 
 
 def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overhead: bool = True) -> None:

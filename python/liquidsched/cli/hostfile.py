@@ -17,7 +17,6 @@ line, blank lines and ``#`` comments ignored; hosts it does not list keep their 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..errors import InputError
 from .common import add_problem_options, command_help, err, print_json, problem
@@ -44,10 +43,9 @@ def read_machine_map(path: str, hosts: list[str]) -> dict[str, str]:
         naming the file and line of a malformed line, a host the network lacks, or a host given
         twice.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    from ..io.files import read_text
+
+    text = read_text(path, InputError)
     known, machine_of, line_of = set(hosts), {}, {}
     for number, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()

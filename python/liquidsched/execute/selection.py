@@ -31,7 +31,6 @@ Table format (JSON), ``format`` :data:`FORMAT`::
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -120,14 +119,11 @@ class SelectionTable:
     @classmethod
     def load(cls, path: str | os.PathLike) -> SelectionTable:
         """Read a table, refusing one that is not (a line naming the file and what is wrong)."""
-        from ..io.files import read_text
+        from ..io.files import read_document
 
         where = str(path)
-        try:
-            doc = json.loads(read_text(path))
-        except json.JSONDecodeError as e:
-            raise InputError(f"{where}: not a selection table (not JSON: {e.msg} at line {e.lineno})") from None
-        return cls.from_dict(doc, where)
+        # A table is JSON whatever its name; duplicate keys refused as in every document.
+        return cls.from_dict(read_document(path, InputError, json_only=True), where)
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "selection table") -> SelectionTable:

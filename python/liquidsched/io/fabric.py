@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 from typing import Sequence
 
 from ..errors import InputError, TopologyError
 from ..fingerprint import network_fingerprint
 from ..network import Network
+from .files import read_text
 from .output import write_output
 
 MAGIC = "liquidsched-fabric 1"
@@ -116,6 +116,10 @@ def save_fabric(net: Network, rank_hosts: Sequence[str], path: str | os.PathLike
     write_output(path, fabric_text(net, rank_hosts, latency_s, time_scale))
 
 
+#: The most ranks a host file may list (in all): more is refused before any list is built.
+MAX_RANKS = 2**20
+
+
 def read_host_list(path: str | os.PathLike) -> list[str]:
     """The host of every rank from a host file: one host per line, with an optional count of
     ranks (``host:N`` as MPICH's Hydra writes it, ``host slots=N`` as Open MPI's), ``#``
@@ -135,10 +139,7 @@ def read_host_list(path: str | os.PathLike) -> list[str]:
     ['a', 'a', 'b', 'c']
     >>> os.unlink(f.name)
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"{path}: cannot be read ({e})") from None
+    text = read_text(path, InputError)
     hosts: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -147,6 +148,10 @@ def read_host_list(path: str | os.PathLike) -> list[str]:
         name, count = _host_and_count(line)
         if count is None:
             raise InputError(f"{path}:{number}: expected 'host', 'host:N' or 'host slots=N', got {line!r}")
+        # Checked before the list grows: 't1:99999999999' would otherwise fill the memory.
+        if len(hosts) + count > MAX_RANKS:
+            raise InputError(f"{path}:{number}: {len(hosts) + count:,} ranks in all, more than the {MAX_RANKS:,} "
+                             "liquidsched plans for")
         hosts += [name] * count
     if not hosts:
         raise InputError(f"{path}: no host in the file")
@@ -165,4 +170,4 @@ def _host_and_count(line: str) -> tuple[str, int | None]:
     return name, int(count) if count.isdigit() and int(count) > 0 else None
 
 
-__all__ = ["MAGIC", "fabric_text", "read_host_list", "save_fabric"]
+__all__ = ["MAGIC", "MAX_RANKS", "fabric_text", "read_host_list", "save_fabric"]

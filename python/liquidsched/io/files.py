@@ -1,10 +1,18 @@
-"""Reading JSON and YAML documents strictly, and writing them through the one output writer
-(:mod:`liquidsched.io.output`)."""
+"""The one reader of input files, and JSON and YAML documents read strictly; documents are
+written through the one output writer (:mod:`liquidsched.io.output`).
+
+Every file liquidsched reads on a user's word (topology, traffic, schedule, machine map, Slurm,
+InfiniBand, host file, fabric, selection table, run JSON) comes through :func:`read_bytes`:
+a regular file only (a device such as ``/dev/zero`` or a FIFO could be read forever), at most
+:func:`max_input_bytes` bytes, and, through :func:`read_text`, UTF-8 text.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +21,125 @@ import yaml
 from ..errors import InputError
 from .output import write_output
 
+#: The largest input file read unless ``LIQUIDSCHED_MAX_INPUT_BYTES`` says otherwise.
+DEFAULT_MAX_INPUT_BYTES = 64 * 2**20
+MAX_INPUT_VARIABLE = "LIQUIDSCHED_MAX_INPUT_BYTES"
+STDIN = "-"
+
+# What a path that is not a regular file is, for the message that refuses it.
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def max_input_bytes(error: type[Exception] = InputError) -> int:
+    """The most bytes one input may hold: :data:`DEFAULT_MAX_INPUT_BYTES` (64 MiB), or the
+    size the environment variable ``LIQUIDSCHED_MAX_INPUT_BYTES`` gives (units allowed:
+    ``200MiB``)."""
+    from ..units import parse_size
+
+    text = os.environ.get(MAX_INPUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_MAX_INPUT_BYTES
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise error(f"{MAX_INPUT_VARIABLE}: {e}") from None
+
+
+def _size_text(n: int) -> str:
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} bytes"
+
+
+def _too_large(where: str, cap: int, size: int | None, error: type[Exception]) -> Exception:
+    have = f"{_size_text(size)}, " if size is not None else ""
+    return error(f"{where}: {have}more than the {_size_text(cap)} liquidsched reads from one input "
+                 f"(set {MAX_INPUT_VARIABLE}, e.g. {MAX_INPUT_VARIABLE}=1GiB, to read more)")
+
+
+def read_bytes(path: str | os.PathLike, error: type[Exception] = InputError) -> bytes:
+    """The bytes of a regular file (``-``: standard input), at most :func:`max_input_bytes`.
+
+    Raises
+    ------
+    error
+        one line naming the path: missing, unreadable, not a regular file (a directory, a
+        device, a FIFO, a socket) or larger than the cap.
+    """
+    cap = max_input_bytes(error)
+    if str(path) == STDIN:
+        data = sys.stdin.buffer.read(cap + 1)
+        if len(data) > cap:
+            raise _too_large("standard input", cap, None, error)
+        return data
+    where = str(path)
+    try:
+        # Non-blocking, so that opening a FIFO without a writer does not hang before fstat refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error(f"{where}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{where}: is a directory, not a file") from None
+    except OSError as e:
+        raise error(f"{where}: cannot read: {e.strerror or e}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+            raise error(f"{where}: is {kind}, not a regular file" if kind != "not a regular file"
+                        else f"{where}: not a regular file")
+        if info.st_size > cap:
+            raise _too_large(where, cap, info.st_size, error)
+        chunks, total = [], 0
+        # Read to the cap only: a file that grows while it is read is still bounded.
+        while total <= cap:
+            chunk = os.read(fd, min(cap + 1 - total, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > cap:
+            raise _too_large(where, cap, None, error)
+        return b"".join(chunks)
+    except OSError as e:
+        raise error(f"{where}: cannot read: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def decode_text(data: bytes, where: str, error: type[Exception] = InputError) -> str:
+    """``data`` as UTF-8 text (a leading byte-order mark dropped); anything else is one line
+    naming ``where``, the line and the byte offset of the first byte that is not UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise error(f"{where}: not a UTF-8 text file: byte 0x{data[e.start]:02x} at offset {e.start} "
+                    f"(line {line}, column {column}) is not UTF-8") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_text(path: str | os.PathLike, error: type[Exception] = InputError) -> str:
+    """The UTF-8 text of a file (``-``: standard input), read by :func:`read_bytes`; a missing,
+    unreadable, special, over-large or binary file is one line naming it."""
+    where = "standard input" if str(path) == STDIN else str(path)
+    return decode_text(read_bytes(path, error), where, error)
+
 
 class _DuplicateKey(Exception):
     def __init__(self, key: object, line: int | None = None) -> None:
         self.key, self.line = key, line
 
 
-class _StrictYamlLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML was built with it: a large file loads several times faster than
+# by the pure-Python parser. Both construct only plain data (safe), with the same resolver.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictYamlLoader(_SafeLoader):  # type: ignore[misc,valid-type]
     """YAML's safe loader, refusing a key given twice in one mapping (the YAML spec says keys
     are unique; PyYAML keeps the last silently)."""
 
@@ -67,26 +187,12 @@ def parse_document(text: str, where: str, json_only: bool = False, error: type[E
         raise error(f"{where}: nested too deeply") from None
 
 
-def read_text(path: str | os.PathLike, error: type[Exception] = InputError) -> str:
-    """The UTF-8 text of a file; a missing, unreadable or binary file is one line naming it."""
+def read_document(path: str | os.PathLike, error: type[Exception] = InputError, json_only: bool | None = None) -> Any:
+    """Parse a JSON or YAML file read by :func:`read_text` (JSON for a ``.json`` name unless
+    ``json_only`` says; YAML also reads JSON), refusing duplicate keys."""
     p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{p}: is a directory, not a file") from None
-    except UnicodeDecodeError:
-        raise error(f"{p}: not a text file (not UTF-8)") from None
-    except OSError as e:
-        raise error(f"{p}: cannot read: {e.strerror or e}") from None
-
-
-def read_document(path: str | os.PathLike, error: type[Exception] = InputError) -> Any:
-    """Parse a JSON or YAML file (chosen by extension; YAML also reads JSON), refusing
-    duplicate keys."""
-    p = Path(path)
-    return parse_document(read_text(p, error), str(p), p.suffix.lower() == ".json", error)
+    strict_json = p.suffix.lower() == ".json" if json_only is None else json_only
+    return parse_document(read_text(path, error), str(p), strict_json, error)
 
 
 def dump_document(data: Any, path: str | os.PathLike) -> str:

@@ -663,10 +663,6 @@ def _role(sends: bool, receives: bool) -> str:
 
 
 def _read_text(path: str | os.PathLike) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise E(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise E(f"{path}: cannot read: {e}") from None
+    from ..io.files import read_text
+
+    return read_text(path, E)
