@@ -24,6 +24,22 @@ from .weighted import weighted
 
 Scheduler = Callable[..., Any]
 
+
+def _checked_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The numeric options of a scheduler read by the one numeric rule (:mod:`liquidsched.units`),
+    so that ``overhead_s=float("inf")`` or ``time_limit=-1`` is an error naming the keyword,
+    whatever the scheduler, and ``overhead_s="1ms"`` is 0.001 as on the command line."""
+    from ..units import parse_count, parse_duration, parse_size
+
+    rules = {"overhead_s": lambda v, at: parse_duration(v, at),
+             "time_limit": lambda v, at: parse_duration(v, at),
+             "node_limit": lambda v, at: parse_count(v, at, least=0, most=2**63 - 1),
+             "seed": lambda v, at: parse_count(v, at, least=0, most=2**63 - 1),
+             "workers": lambda v, at: parse_count(v, at, least=1, most=1024),
+             "packet_bytes": lambda v, at: parse_size(v, at)}
+    return {key: rules[key](value, f"{name}: {key}") if key in rules and value is not None else value
+            for key, value in options.items()}
+
 SCHEDULERS: dict[str, Scheduler] = {
     "round-robin": round_robin,
     "random": random_order,
@@ -61,6 +77,7 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     # Every scheduler gets a traffic already checked against the network, so that bad input
     # (no transfer, unknown hosts, bad sizes) is one TrafficError whatever the algorithm.
     traffic.check(network)
+    options = _checked_options(name, options)
     start = time.perf_counter()
     result = fn(network, traffic, **options)
     elapsed = time.perf_counter() - start

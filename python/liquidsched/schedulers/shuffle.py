@@ -43,6 +43,36 @@ PERMUTATIONS = ("shift", "xor", "edge-colour")
 
 #: The packet of ``shuffle`` unless given: small enough that a megabyte message makes 16 rounds.
 DEFAULT_PACKET_BYTES = 64 * 1024
+#: The most packets a shuffle exchange may cut its traffic into: every packet is a piece of the
+#: schedule, held in memory and written to its file, so more is refused before any is made.
+MAX_PACKETS = 1_000_000
+
+
+def check_packets(traffic: Traffic, packet_bytes: int) -> int:
+    """The packets of ``packet_bytes`` that ``traffic`` is cut into, refused above
+    :data:`MAX_PACKETS` with the packet size that would fit.
+
+    Examples
+    --------
+    >>> from liquidsched.traffic import Traffic, Transfer
+    >>> check_packets(Traffic([Transfer("a", "b", 10), Transfer("a", "c", 3)]), 4)
+    4
+    """
+    import numpy as np
+
+    # Sizes fit int64 (at most 2**53); their sum may not, so it is taken in floating point.
+    per_transfer = -(-traffic.sizes.astype(np.int64) // packet_bytes)
+    packets = float(np.sum(per_transfer, dtype=np.float64))
+    if packets <= MAX_PACKETS:
+        return int(np.sum(per_transfer))
+    if packets > MAX_PACKETS:
+        least = -(-traffic.total_bytes // MAX_PACKETS)
+        raise InputError(f"packet_bytes (--packet-bytes) {packet_bytes:,}: the traffic would be cut into "
+                         f"{packets:,.0f} packets, more than the {MAX_PACKETS:,} a schedule may hold; give packets of "
+                         f"at least {least:,} bytes")
+    return int(packets)
+
+
 #: The frame a switch buffer counts (``buffer_packets``): Ethernet's 1500-byte MTU.
 BUFFER_FRAME_BYTES = 1500
 
@@ -215,8 +245,8 @@ def packets_per_step(schedule: Schedule) -> list[Fraction | None]:
 
 
 def schedule_window(schedule: Schedule) -> int:
-    """The global window W_g of a schedule on its network, in steps (packets, for the shuffle
-    exchange): the least over the resources that declare a buffer B_L of ⌊B_L / (ν·f)⌋, at
+    """The global window W_g of a schedule on its network, in steps (a step of the shuffle
+    exchange sends one packet to one partner): the least over the resources that declare a buffer B_L of ⌊B_L / (ν·f)⌋, at
     least 1, where ν is the pieces crossing the resource per step (:func:`packets_per_step`)
     and f the frames of :data:`BUFFER_FRAME_BYTES` its largest piece fills (a switch buffers
     frames: a piece of ``b`` bytes takes ⌈b / 1500⌉ of its places).
@@ -246,7 +276,7 @@ def schedule_window(schedule: Schedule) -> int:
                if b is not None and nu is not None]
     if not windows:
         raise InputError("no link the exchange crosses declares a buffer (buffer_packets): "
-                         "give the window as a number of packets")
+                         "give the window as a number of steps")
     return max(1, min(windows))
 
 
@@ -262,7 +292,7 @@ def resolve_window(schedule: Schedule, window: int | str | None) -> int | None:
     if window == "auto":
         return schedule_window(schedule)
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise InputError(f"the window must be a whole number of packets >= 1, 'auto' or 'none'; got {window!r}")
+        raise InputError(f"the window must be a whole number of steps >= 1, 'auto' or 'none'; got {window!r}")
     return window
 
 
@@ -289,6 +319,7 @@ def shuffle(net: Network, traffic: Traffic, permutation: str = "xor", remap: boo
     """
     if not (isinstance(packet_bytes, int) and packet_bytes >= 1):
         raise InputError(f"the packet size must be a whole number of bytes >= 1, got {packet_bytes!r}")
+    check_packets(traffic, packet_bytes)
     order, hosts = _order_steps(net, traffic, permutation, remap)
     messages, selves = _messages(traffic, hosts)
     # A message's packets: (transfer, bytes), the transfers of one pair one after the other.
