@@ -2,7 +2,7 @@
 
 use pyo3::prelude::*;
 
-use crate::to_py_err;
+use crate::interruptible;
 
 /// DSatur colouring: `paths[t]` lists the resource indices of transfer `t` (all below
 /// `resources`), `slots[r]` the transfers resource `r` carries at once (empty: one each);
@@ -15,8 +15,9 @@ fn dsatur(
     resources: usize,
     slots: Vec<u32>,
 ) -> PyResult<Vec<Vec<u32>>> {
-    let result = py.detach(|| liquidsched_core::coloring::dsatur(&paths, resources, &slots));
-    result.map_err(|e| to_py_err(py, e))
+    interruptible(py, |interrupt| {
+        liquidsched_core::coloring::dsatur_with(&paths, resources, &slots, interrupt)
+    })
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 
 use liquidsched_core::kpbs::{self, Peel};
 
-use crate::to_py_err;
+use crate::{interruptible, to_py_err};
 
 /// Peel a KPBS instance: `edges` are (sender, receiver, weight in units of β) on `n1 × n2`
 /// hosts, at most `k` transfers at once; `strategy` is `"any"` (GGP), `"bottleneck"` (OGGP) or
@@ -33,8 +33,7 @@ fn kpbs_peel(
             ))
         }
     };
-    let result = py.detach(|| kpbs::peel(n1, n2, &edges, k, how));
-    let peeling = result.map_err(|e| to_py_err(py, e))?;
+    let peeling = interruptible(py, |interrupt| kpbs::peel(n1, n2, &edges, k, how, interrupt))?;
     let steps = peeling.steps.into_iter().map(|s| (s.length, s.pieces)).collect();
     Ok((steps, peeling.regular_degree, peeling.peels))
 }

@@ -5,7 +5,7 @@ use pyo3::types::PyDict;
 
 use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
 
-use crate::to_py_err;
+use crate::interruptible;
 
 /// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`, `slots[r]`
 /// the transfers resource `r` carries at once (empty: one each). Returns a
@@ -51,9 +51,9 @@ fn liquid_schedule<'py>(
         symmetry,
         ..SearchOptions::default()
     };
-    let r = py
-        .detach(|| liquid::liquid_schedule(&paths, resources, &slots, &opts))
-        .map_err(|e| to_py_err(py, e))?;
+    let r = interruptible(py, |interrupt| {
+        liquid::liquid_schedule_with(&paths, resources, &slots, &opts, interrupt)
+    })?;
     let d = PyDict::new(py);
     d.set_item("frames", r.frames)?;
     d.set_item("duration", r.duration)?;
@@ -113,9 +113,9 @@ fn count_full_teams(
         node_limit,
         ..SearchOptions::default()
     };
-    let c = py
-        .detach(|| liquid::count_full_teams(&paths, resources, &slots, &opts))
-        .map_err(|e| to_py_err(py, e))?;
+    let c = interruptible(py, |interrupt| {
+        liquid::count_full_teams_with(&paths, resources, &slots, &opts, interrupt)
+    })?;
     Ok((c.teams, c.nodes, c.complete))
 }
 

@@ -6,7 +6,7 @@ use pyo3::types::PyDict;
 
 use liquidsched_core::simulate::{Engine, Flow, Model, Policy, Problem};
 
-use crate::to_py_err;
+use crate::interruptible;
 
 fn model_of(model: &str, policy: &str, window: u32) -> PyResult<Model> {
     let policy = match policy {
@@ -88,9 +88,9 @@ fn simulate<'py>(
         receivers,
         frame_steps,
     };
-    let p = py
-        .detach(|| liquidsched_core::simulate::simulate_with(&problem, model, bins, engine))
-        .map_err(|e| to_py_err(py, e))?;
+    let p = interruptible(py, |interrupt| {
+        liquidsched_core::simulate::simulate_with(&problem, model, bins, engine, interrupt)
+    })?;
     let d = PyDict::new(py);
     d.set_item("makespan_s", p.makespan_s)?;
     d.set_item("start_s", p.start_s)?;

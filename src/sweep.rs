@@ -5,8 +5,9 @@ use pyo3::types::PyDict;
 
 use liquidsched_core::rational::Ratio;
 use liquidsched_core::sweep::{AccessDirection, AccessLink, FabricResource, SweepModel};
+use liquidsched_core::Interrupt;
 
-use crate::to_py_err;
+use crate::{to_py_err, Signals};
 
 fn direction(py: Python<'_>, name: &str) -> PyResult<AccessDirection> {
     match name {
@@ -96,19 +97,22 @@ fn sweep_classes<'py>(
 ) -> PyResult<(Vec<Bound<'py, PyDict>>, u64)> {
     let m = model(py, access, fabric, include_self)?;
     let total = m.allocation_count().map_err(|e| to_py_err(py, e))?;
-    let mut callback_error: Option<PyErr> = None;
-    let (classes, done) = m
-        .classes(|done| {
-            if let (Some(cb), None) = (&progress, &callback_error) {
+    // With the GIL held, for the progress callback: the callback's exception (a Ctrl-C raised
+    // inside it among them) is kept like a signal's, and stops the enumeration at the next probe.
+    let signals = Signals::new();
+    let probe = || signals.probe();
+    let interrupt = Interrupt::new(&probe);
+    let result = m.classes(
+        |done| {
+            if let Some(cb) = &progress {
                 if let Err(e) = cb.call1((done, total)) {
-                    callback_error = Some(e);
+                    signals.keep(e);
                 }
             }
-        })
-        .map_err(|e| to_py_err(py, e))?;
-    if let Some(e) = callback_error {
-        return Err(e);
-    }
+        },
+        &interrupt,
+    );
+    let (classes, done) = signals.finish(py, result)?;
     let out = classes
         .into_iter()
         .map(|c| {

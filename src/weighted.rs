@@ -2,7 +2,7 @@
 
 use pyo3::prelude::*;
 
-use crate::to_py_err;
+use crate::interruptible;
 
 /// Steps for transfers of any sizes: `paths[t]` the resources of transfer `t`, `slots[r]` the
 /// transfers resource `r` carries at once (empty: one each), `times[t]` its time alone in its
@@ -18,8 +18,9 @@ fn weighted_steps(
     slots: Vec<u32>,
     quantum: f64,
 ) -> PyResult<Vec<(f64, Vec<(usize, f64)>)>> {
-    let result = py.detach(|| liquidsched_core::weighted::weighted_steps(&paths, resources, &slots, &times, quantum));
-    let steps = result.map_err(|e| to_py_err(py, e))?;
+    let steps = interruptible(py, |interrupt| {
+        liquidsched_core::weighted::weighted_steps(&paths, resources, &slots, &times, quantum, interrupt)
+    })?;
     Ok(steps.into_iter().map(|s| (s.length, s.pieces)).collect())
 }
 
@@ -36,9 +37,9 @@ fn heaviest_frame(
     slots: Vec<u32>,
     node_limit: u64,
 ) -> PyResult<(Vec<usize>, f64, bool, u64)> {
-    let result =
-        py.detach(|| liquidsched_core::weighted::heaviest_frame(&paths, resources, &slots, &weights, node_limit));
-    let frame = result.map_err(|e| to_py_err(py, e))?;
+    let frame = interruptible(py, |interrupt| {
+        liquidsched_core::weighted::heaviest_frame(&paths, resources, &slots, &weights, node_limit, interrupt)
+    })?;
     Ok((frame.transfers, frame.weight, frame.proven, frame.nodes))
 }
 

@@ -12,6 +12,8 @@ pub enum CoreError {
     TooLarge(String),
     /// A failure inside the core that is not the caller's fault (a bug, or no thread).
     Internal(String),
+    /// The caller's interrupt probe fired (Ctrl-C): the computation stopped, with no result.
+    Interrupted,
 }
 
 impl fmt::Display for CoreError {
@@ -20,6 +22,7 @@ impl fmt::Display for CoreError {
             CoreError::InvalidInput(msg) => write!(f, "invalid input: {msg}"),
             CoreError::TooLarge(msg) => write!(f, "problem too large: {msg}"),
             CoreError::Internal(msg) => write!(f, "internal error: {msg}"),
+            CoreError::Interrupted => write!(f, "interrupted"),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! rounding left.
 
 use crate::error::{CoreError, CoreResult};
+use crate::interrupt::Interrupt;
 use crate::liquid::{liquid_schedule, SearchOptions};
 use crate::weighted::weighted_steps;
 
@@ -94,7 +95,7 @@ fn weighted_frames(
     sizes: &[u64],
     times: &[f64],
 ) -> CoreResult<PlannedExchange> {
-    let steps = weighted_steps(paths, resources, slots, times, 0.0)?;
+    let steps = weighted_steps(paths, resources, slots, times, 0.0, &Interrupt::never())?;
     let frames = bytes_of_steps(sizes, times, steps.iter().map(|s| s.pieces.as_slice()));
     Ok(PlannedExchange { frames, planner: Planner::Weighted, lower_bound_frames: 0, proven: false })
 }

@@ -15,6 +15,7 @@
 //! to real receivers.
 
 use crate::error::CoreError;
+use crate::interrupt::{Interrupt, Pacer};
 use crate::matching::{augment_to_maximum, DynamicBipartite, Matching};
 
 /// Which perfect matching a peel takes.
@@ -126,8 +127,16 @@ fn regular_degree((w_s, w_r, total): &(Vec<u64>, Vec<u64>, u64), k: u64) -> u64 
 }
 
 /// Schedule the redistribution `edges` (sender, receiver, weight in units) on `n1 × n2` hosts
-/// with at most `k` transfers at once, by peeling perfect matchings (GGP or OGGP).
-pub fn peel(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize, how: Peel) -> Result<Peeling, CoreError> {
+/// with at most `k` transfers at once, by peeling perfect matchings (GGP or OGGP); `interrupt`
+/// is probed between peels.
+pub fn peel(
+    n1: usize,
+    n2: usize,
+    edges: &[(usize, usize, u64)],
+    k: usize,
+    how: Peel,
+    interrupt: &Interrupt,
+) -> Result<Peeling, CoreError> {
     check_instance(n1, n2, edges, k)?;
     if edges.is_empty() {
         return Ok(Peeling { steps: Vec::new(), regular_degree: 0, peels: 0 });
@@ -191,7 +200,10 @@ pub fn peel(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize, how: 
     let mut guess = 0u64;
     let heaviest = weight.iter().copied().max().unwrap_or(1);
     let mut threshold = 1u64 << (63 - heaviest.leading_zeros());
+    let mut pacer = Pacer::default();
     while left > 0 {
+        // A peel goes through at least every vertex and live edge.
+        pacer.check(n + left, interrupt)?;
         if how == Peel::Threshold {
             match_above_threshold(&g, &mut m, &weight, &mut threshold);
         } else {
@@ -312,7 +324,7 @@ mod tests {
         // k = 2; transfers of 1, 1 and 2 time units (β = 1 unit): scheduled 2 + 2β, bound 2 + 2β.
         let edges = [(0, 0, 1), (1, 1, 1), (2, 2, 2)];
         for how in [Peel::Any, Peel::Bottleneck, Peel::Threshold] {
-            let p = peel(3, 3, &edges, 2, how).unwrap();
+            let p = peel(3, 3, &edges, 2, how, &Interrupt::never()).unwrap();
             check_schedule(3, 3, &edges, 2, &p);
             assert_eq!(p.regular_degree, 2);
             assert_eq!(p.steps.len(), 2);
@@ -326,7 +338,7 @@ mod tests {
         let edges = [(0, 0, 7), (1, 1, 5), (1, 0, 4), (2, 2, 4), (2, 1, 2)];
         assert_eq!(lower_bound(3, 3, &edges, 2).unwrap(), 14);
         for how in [Peel::Any, Peel::Bottleneck] {
-            let p = peel(3, 3, &edges, 2, how).unwrap();
+            let p = peel(3, 3, &edges, 2, how, &Interrupt::never()).unwrap();
             check_schedule(3, 3, &edges, 2, &p);
             assert!(cost(&p) >= 14 && cost(&p) <= 28, "{:?}: {}", how, cost(&p));
         }
@@ -350,13 +362,13 @@ mod tests {
             }
             let bound = lower_bound(n1, n2, &edges, k).unwrap();
             for how in [Peel::Any, Peel::Bottleneck] {
-                let p = peel(n1, n2, &edges, k, how).unwrap();
+                let p = peel(n1, n2, &edges, k, how, &Interrupt::never()).unwrap();
                 check_schedule(n1, n2, &edges, k.min(n1).min(n2), &p);
                 let c = cost(&p);
                 assert!(c >= bound && c <= 2 * bound, "{how:?} cost {c}, bound {bound}, edges {edges:?}, k {k}");
             }
             // Solstice's slicing carries no proven factor here: valid, and never below the bound.
-            let p = peel(n1, n2, &edges, k, Peel::Threshold).unwrap();
+            let p = peel(n1, n2, &edges, k, Peel::Threshold, &Interrupt::never()).unwrap();
             check_schedule(n1, n2, &edges, k.min(n1).min(n2), &p);
             assert!(cost(&p) >= bound);
         }
@@ -364,8 +376,20 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error() {
-        assert!(peel(2, 2, &[(0, 2, 1)], 1, Peel::Any).is_err());
-        assert!(peel(2, 2, &[(0, 1, 0)], 1, Peel::Any).is_err());
-        assert!(peel(2, 2, &[(0, 1, 1)], 0, Peel::Any).is_err());
+        assert!(peel(2, 2, &[(0, 2, 1)], 1, Peel::Any, &Interrupt::never()).is_err());
+        assert!(peel(2, 2, &[(0, 1, 0)], 1, Peel::Any, &Interrupt::never()).is_err());
+        assert!(peel(2, 2, &[(0, 1, 1)], 0, Peel::Any, &Interrupt::never()).is_err());
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_peeling() {
+        // 40 x 40 with distinct weights: many peels, each going through more than 1,600 edges.
+        let edges: Vec<(usize, usize, u64)> =
+            (0..40).flat_map(|s| (0..40).map(move |r| (s, r, 1 + ((7 * s + 13 * r) % 29) as u64))).collect();
+        let stop = || true;
+        let r = peel(40, 40, &edges, 40, Peel::Any, &Interrupt::new(&stop));
+        assert_eq!(r.unwrap_err(), CoreError::Interrupted);
+        let quiet = || false;
+        assert!(peel(40, 40, &edges, 40, Peel::Any, &Interrupt::new(&quiet)).is_ok());
     }
 }

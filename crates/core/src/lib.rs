@@ -4,8 +4,9 @@
 //! [`CoreError`] to Python exceptions. One module per algorithm family.
 
 pub mod coloring;
-pub mod exchange;
 pub mod error;
+pub mod exchange;
+pub mod interrupt;
 pub mod kpbs;
 pub mod liquid;
 pub mod matching;
@@ -20,3 +21,4 @@ pub mod weighted;
 mod testing;
 
 pub use error::CoreError;
+pub use interrupt::Interrupt;

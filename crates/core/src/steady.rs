@@ -9,12 +9,17 @@
 //! as its lightest edge, so there are at most as many matchings as edges plus completion edges.
 
 use crate::error::CoreError;
+use crate::interrupt::Interrupt;
 use crate::kpbs::{self, Peel, Step};
 
 /// The matchings of a period on `nodes` nodes: `edges` are (sender, receiver, busy units). The
 /// steps' lengths sum to the largest load of a send or receive port, the smallest any
 /// decomposition can reach.
-pub fn decompose_period(nodes: usize, edges: &[(usize, usize, u64)]) -> Result<Vec<Step>, CoreError> {
+pub fn decompose_period(
+    nodes: usize,
+    edges: &[(usize, usize, u64)],
+    interrupt: &Interrupt,
+) -> Result<Vec<Step>, CoreError> {
     if nodes == 0 {
         return if edges.is_empty() {
             Ok(Vec::new())
@@ -35,7 +40,7 @@ pub fn decompose_period(nodes: usize, edges: &[(usize, usize, u64)]) -> Result<V
         }
     }
     // k = nodes: no limit beyond one-port, so the regular degree is the busiest port's load.
-    Ok(kpbs::peel(nodes, nodes, edges, nodes, Peel::Any)?.steps)
+    Ok(kpbs::peel(nodes, nodes, edges, nodes, Peel::Any, interrupt)?.steps)
 }
 
 /// The busiest port's load: the length any decomposition needs at least.
@@ -78,7 +83,7 @@ mod tests {
         // 0 sends 3 to 1 and 2 to 2; 1 sends 4 to 2; 2 sends 1 to 0. Node 2 receives 6: the
         // matchings last 6 in all.
         let edges = [(0, 1, 3), (0, 2, 2), (1, 2, 4), (2, 0, 1)];
-        let steps = decompose_period(3, &edges).unwrap();
+        let steps = decompose_period(3, &edges, &Interrupt::never()).unwrap();
         check(3, &edges, &steps);
         assert_eq!(steps.iter().map(|s| s.length).sum::<u64>(), 6);
     }
@@ -96,7 +101,7 @@ mod tests {
                     }
                 }
             }
-            let steps = decompose_period(nodes, &edges).unwrap();
+            let steps = decompose_period(nodes, &edges, &Interrupt::never()).unwrap();
             check(nodes, &edges, &steps);
             assert!(steps.len() <= edges.len() + 2 * nodes);
         }
@@ -104,9 +109,9 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error() {
-        assert!(decompose_period(2, &[(0, 2, 1)]).is_err());
-        assert!(decompose_period(2, &[(0, 1, 0)]).is_err());
-        assert!(decompose_period(2, &[(0, 1, u64::MAX), (0, 1, 1)]).is_err());
-        assert!(decompose_period(0, &[]).unwrap().is_empty());
+        assert!(decompose_period(2, &[(0, 2, 1)], &Interrupt::never()).is_err());
+        assert!(decompose_period(2, &[(0, 1, 0)], &Interrupt::never()).is_err());
+        assert!(decompose_period(2, &[(0, 1, u64::MAX), (0, 1, 1)], &Interrupt::never()).is_err());
+        assert!(decompose_period(0, &[], &Interrupt::never()).unwrap().is_empty());
     }
 }

@@ -11,6 +11,7 @@
 //!
 //! This makes the sweep over all allocations a tight loop without building any traffic.
 
+use crate::interrupt::{Interrupt, EVERY};
 use std::collections::HashMap;
 
 use crate::error::{CoreError, CoreResult};
@@ -248,8 +249,13 @@ impl SweepModel {
     /// Enumerate every allocation and group them into classes of equal (host count, liquid
     /// throughput), sorted by host count then throughput. Allocations with no transfer are skipped.
     ///
-    /// `progress` is called now and then with the number of allocations done.
-    pub fn classes(&self, mut progress: impl FnMut(u64)) -> CoreResult<(Vec<SweepClass>, u64)> {
+    /// `progress` is called now and then with the number of allocations done; `interrupt` is
+    /// probed every few thousand allocations.
+    pub fn classes(
+        &self,
+        mut progress: impl FnMut(u64),
+        interrupt: &Interrupt,
+    ) -> CoreResult<(Vec<SweepClass>, u64)> {
         self.check()?;
         let total = self.allocation_count()?;
         let prep = self.prepare();
@@ -276,6 +282,9 @@ impl SweepModel {
                 }
             }
             advance_mixed_radix(&mut alloc, &prep.radices);
+            if done % EVERY as u64 == EVERY as u64 - 1 {
+                interrupt.check()?;
+            }
             if done % 65_536 == 65_535 {
                 progress(done + 1);
             }
@@ -371,7 +380,7 @@ mod tests {
     #[test]
     fn classes_cover_every_allocation() {
         let m = two_groups(2, true);
-        let (classes, total) = m.classes(|_| {}).unwrap();
+        let (classes, total) = m.classes(|_| {}, &Interrupt::never()).unwrap();
         assert_eq!(total, 9);
         let counted: u64 = classes.iter().map(|c| c.count).sum();
         assert_eq!(counted, 8); // all but the empty allocation
@@ -397,6 +406,6 @@ mod tests {
             fabric: vec![],
             include_self: true,
         };
-        assert!(matches!(big.classes(|_| {}), Err(CoreError::TooLarge(_))));
+        assert!(matches!(big.classes(|_| {}, &Interrupt::never()), Err(CoreError::TooLarge(_))));
     }
 }

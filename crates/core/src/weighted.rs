@@ -4,6 +4,7 @@
 //!
 //! Times are in any unit (the caller's): `times[t]` is transfer `t`'s time alone in its slots.
 
+use crate::interrupt::{Interrupt, Pacer, EVERY};
 use crate::error::CoreError;
 use crate::slots::{check_paths, checked_slots};
 
@@ -25,6 +26,7 @@ pub fn weighted_steps(
     slots: &[u32],
     times: &[f64],
     quantum: f64,
+    interrupt: &Interrupt,
 ) -> Result<Vec<Step>, CoreError> {
     let slots = checked_slots(slots, resources)?;
     if times.len() != paths.len() {
@@ -49,7 +51,9 @@ pub fn weighted_steps(
     let mut used = vec![0u32; resources];
     let mut steps = Vec::new();
     let mut order: Vec<(f64, f64, usize)> = Vec::with_capacity(paths.len());
+    let mut pacer = Pacer::default();
     while !alive.is_empty() {
+        pacer.check(alive.len(), interrupt)?;
         // Most loaded resource on the path first, then the longest remaining transfer.
         order.clear();
         for &t in &alive {
@@ -124,6 +128,7 @@ pub fn heaviest_frame(
     slots: &[u32],
     weights: &[f64],
     node_limit: u64,
+    interrupt: &Interrupt,
 ) -> Result<HeaviestFrame, CoreError> {
     let slots = checked_slots(slots, resources)?;
     if weights.len() != paths.len() {
@@ -133,8 +138,11 @@ pub fn heaviest_frame(
     if let Some(t) = weights.iter().position(|w| !w.is_finite()) {
         return Err(CoreError::InvalidInput(format!("transfer {t}: weight must be finite")));
     }
-    let mut search = FrameSearch::new(paths, &slots, weights, node_limit);
+    let mut search = FrameSearch::new(paths, &slots, weights, node_limit, interrupt);
     let proven = search.branch(0, 0.0);
+    if search.interrupted {
+        return Err(CoreError::Interrupted);
+    }
     Ok(HeaviestFrame { weight: search.best_weight, proven, nodes: search.nodes, transfers: search.maximal_best() })
 }
 
@@ -155,10 +163,18 @@ struct FrameSearch<'a> {
     charged: Vec<u32>,
     nodes: u64,
     node_limit: u64,
+    interrupt: &'a Interrupt<'a>,
+    interrupted: bool,
 }
 
 impl<'a> FrameSearch<'a> {
-    fn new(paths: &'a [Vec<u32>], slots: &'a [u32], weights: &'a [f64], node_limit: u64) -> Self {
+    fn new(
+        paths: &'a [Vec<u32>],
+        slots: &'a [u32],
+        weights: &'a [f64],
+        node_limit: u64,
+        interrupt: &'a Interrupt<'a>,
+    ) -> Self {
         let mut order: Vec<usize> = (0..paths.len()).filter(|&t| weights[t] > 0.0).collect();
         order.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
         let mut users = vec![0u32; slots.len()];
@@ -189,6 +205,8 @@ impl<'a> FrameSearch<'a> {
             charged: vec![0; slots.len()],
             nodes: 0,
             node_limit,
+            interrupt,
+            interrupted: false,
         }
     }
 
@@ -228,6 +246,10 @@ impl<'a> FrameSearch<'a> {
     fn branch(&mut self, mut from: usize, current: f64) -> bool {
         self.nodes += 1;
         if self.nodes > self.node_limit {
+            return false;
+        }
+        if self.nodes.is_multiple_of(EVERY as u64) && self.interrupt.is_set() {
+            self.interrupted = true;
             return false;
         }
         if current > self.best_weight {
@@ -291,7 +313,7 @@ mod tests {
             let resources = slots.len();
             let times: Vec<f64> = (0..count).map(|_| 1.0 + rng.below(20) as f64).collect();
             let quantum = rng.below(4) as f64;
-            let steps = weighted_steps(&paths, resources, &slots, &times, quantum).unwrap();
+            let steps = weighted_steps(&paths, resources, &slots, &times, quantum, &Interrupt::never()).unwrap();
             let mut got = vec![0.0; count];
             for step in &steps {
                 // The step's transfers alone, as one frame: no resource over its slots.
@@ -317,16 +339,16 @@ mod tests {
     #[test]
     fn equal_transfers_on_one_resource_take_turns() {
         // Three transfers of 2 on a resource of one slot: 3 steps of 2.
-        let steps = weighted_steps(&[vec![0], vec![0], vec![0]], 1, &[1], &[2.0, 2.0, 2.0], 0.0).unwrap();
+        let steps = weighted_steps(&[vec![0], vec![0], vec![0]], 1, &[1], &[2.0, 2.0, 2.0], 0.0, &Interrupt::never()).unwrap();
         assert_eq!(steps.len(), 3);
         assert!(steps.iter().all(|s| s.length == 2.0 && s.pieces.len() == 1));
     }
 
     #[test]
     fn bad_input_is_an_error() {
-        assert!(weighted_steps(&[vec![0]], 1, &[1], &[0.0], 0.0).is_err());
-        assert!(weighted_steps(&[vec![3]], 1, &[1], &[1.0], 0.0).is_err());
-        assert!(weighted_steps(&[vec![0]], 1, &[1], &[1.0], f64::NAN).is_err());
+        assert!(weighted_steps(&[vec![0]], 1, &[1], &[0.0], 0.0, &Interrupt::never()).is_err());
+        assert!(weighted_steps(&[vec![3]], 1, &[1], &[1.0], 0.0, &Interrupt::never()).is_err());
+        assert!(weighted_steps(&[vec![0]], 1, &[1], &[1.0], f64::NAN, &Interrupt::never()).is_err());
     }
     /// The heaviest frame by trying every subset (tiny cases only).
     fn brute_force_heaviest(paths: &[Vec<u32>], slots: &[u32], weights: &[f64]) -> f64 {
@@ -361,7 +383,7 @@ mod tests {
             let count = paths.len();
             let resources = slots.len();
             let weights: Vec<f64> = (0..count).map(|_| rng.below(21) as f64 / 4.0 - 1.0).collect();
-            let frame = heaviest_frame(&paths, resources, &slots, &weights, u64::MAX).unwrap();
+            let frame = heaviest_frame(&paths, resources, &slots, &weights, u64::MAX, &Interrupt::never()).unwrap();
             assert!(frame.proven);
             let expected = brute_force_heaviest(&paths, &slots, &weights);
             assert!((frame.weight - expected).abs() < 1e-9, "{} against {expected}", frame.weight);
@@ -386,7 +408,7 @@ mod tests {
         let paths = vec![vec![0, 6, 3], vec![0, 6, 4], vec![1, 6, 4], vec![2, 6, 5]];
         let mut slots = vec![1u32; 7];
         slots[6] = 2;
-        let frame = heaviest_frame(&paths, 7, &slots, &[5.0, 4.0, 3.0, 1.0], u64::MAX).unwrap();
+        let frame = heaviest_frame(&paths, 7, &slots, &[5.0, 4.0, 3.0, 1.0], u64::MAX, &Interrupt::never()).unwrap();
         assert_eq!(frame.transfers, vec![0, 2]);
         assert_eq!(frame.weight, 8.0);
     }
@@ -395,11 +417,24 @@ mod tests {
     fn heaviest_frame_reports_its_node_limit() {
         let paths: Vec<Vec<u32>> = (0..30).map(|t| vec![t % 6, 6 + t / 6]).collect();
         let weights: Vec<f64> = (0..30).map(|t| 1.0 + (t * 7 % 11) as f64).collect();
-        let cut = heaviest_frame(&paths, 11, &[], &weights, 3).unwrap();
+        let cut = heaviest_frame(&paths, 11, &[], &weights, 3, &Interrupt::never()).unwrap();
         assert!(!cut.proven && cut.nodes == 4 && cut.weight > 0.0);
-        let whole = heaviest_frame(&paths, 11, &[], &weights, u64::MAX).unwrap();
+        let whole = heaviest_frame(&paths, 11, &[], &weights, u64::MAX, &Interrupt::never()).unwrap();
         assert!(whole.proven && whole.weight >= cut.weight);
-        assert!(heaviest_frame(&paths, 11, &[], &[f64::NAN; 30], 10).is_err());
-        assert!(heaviest_frame(&paths, 11, &[], &[1.0], 10).is_err());
+        assert!(heaviest_frame(&paths, 11, &[], &[f64::NAN; 30], 10, &Interrupt::never()).is_err());
+        assert!(heaviest_frame(&paths, 11, &[], &[1.0], 10, &Interrupt::never()).is_err());
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_steps() {
+        // 3,000 transfers on one link: one step each, and a probe due within the first steps.
+        let paths = vec![vec![0u32]; 3000];
+        let times = vec![1.0; 3000];
+        let stop = || true;
+        let r = weighted_steps(&paths, 1, &[1], &times, 0.0, &Interrupt::new(&stop));
+        assert_eq!(r.unwrap_err(), CoreError::Interrupted);
+        let quiet = || false;
+        let steps = weighted_steps(&paths, 1, &[1], &times, 0.0, &Interrupt::new(&quiet)).unwrap();
+        assert_eq!(steps.len(), 3000);
     }
 }

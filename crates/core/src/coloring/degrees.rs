@@ -159,7 +159,8 @@ mod tests {
                         .count() as u32
                 })
                 .collect();
-            let mut clock = Clock::new(None);
+            let never = crate::interrupt::Interrupt::never();
+            let mut clock = Clock::new(None, &never);
             assert_eq!(
                 conflict_degrees(&paths, resources, &mut clock),
                 Some(expected),

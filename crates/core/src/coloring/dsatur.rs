@@ -7,7 +7,8 @@
 use std::time::Instant;
 
 use super::degrees::{conflict_degrees, Incidence};
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
+use crate::interrupt::Interrupt;
 use crate::slots::{check_paths, checked_slots};
 
 /// Colour classes (frames) of a DSatur colouring, each a list of transfer indices in
@@ -18,7 +19,17 @@ use crate::slots::{check_paths, checked_slots};
 /// conflict degree (distinct transfers it shares a resource with), then of lowest index; it
 /// takes the lowest colour that none of its resources is full in.
 pub fn dsatur(paths: &[Vec<u32>], resources: usize, slots: &[u32]) -> CoreResult<Vec<Vec<u32>>> {
-    Ok(dsatur_until(paths, resources, slots, None)?.expect("no deadline to pass"))
+    dsatur_with(paths, resources, slots, &Interrupt::never())
+}
+
+/// [`dsatur`], stopped with [`CoreError::Interrupted`] when `interrupt` fires.
+pub fn dsatur_with(
+    paths: &[Vec<u32>],
+    resources: usize,
+    slots: &[u32],
+    interrupt: &Interrupt,
+) -> CoreResult<Vec<Vec<u32>>> {
+    Ok(dsatur_until(paths, resources, slots, None, interrupt)?.expect("no deadline to pass"))
 }
 
 /// [`dsatur`], given up when `deadline` passes: `Ok(None)` then, otherwise the same frames as
@@ -28,22 +39,24 @@ pub fn dsatur(paths: &[Vec<u32>], resources: usize, slots: &[u32]) -> CoreResult
 /// completes its partial schedule with DSatur if DSatur finishes in what is left of the budget,
 /// and with [`first_fit`](super::first_fit()) otherwise. The clock is read between the phases of
 /// the work and every 256 vertices while the degrees are counted and while colouring, so it
-/// overruns the deadline by little.
+/// overruns the deadline by little; `interrupt` is probed there too (every 4096 vertices), and
+/// stops it with [`CoreError::Interrupted`].
 pub fn dsatur_until(
     paths: &[Vec<u32>],
     resources: usize,
     slots: &[u32],
     deadline: Option<Instant>,
+    interrupt: &Interrupt,
 ) -> CoreResult<Option<Vec<Vec<u32>>>> {
     let slots = checked_slots(slots, resources)?;
     check_paths(paths, resources)?;
-    let clock = &mut Clock::new(deadline);
+    let clock = &mut Clock::new(deadline, interrupt);
     if clock.passed() {
-        return Ok(None);
+        return clock.gave_up();
     }
     let n = paths.len();
     let Some(degree) = conflict_degrees(paths, resources, clock) else {
-        return Ok(None);
+        return clock.gave_up();
     };
     // Vertices renamed in the order of the tie-break, highest degree then lowest index, so the
     // first leaf of largest key in the tree is the vertex to colour.
@@ -52,7 +65,7 @@ pub fn dsatur_until(
     drop(degree);
     let mut graph = Cliques::new(order.iter().map(|&v| &paths[v as usize][..]), resources);
     if clock.passed() {
-        return Ok(None);
+        return clock.gave_up();
     }
     let mut queue = MaxTree::new(n);
     let mut full = FullColours::new(resources);
@@ -62,7 +75,7 @@ pub fn dsatur_until(
     let mut in_colour: Vec<Vec<u32>> = vec![Vec::new(); resources];
     for _ in 0..n {
         if clock.expired() {
-            return Ok(None);
+            return clock.gave_up();
         }
         let v = queue.leftmost_max();
         queue.remove(v);
@@ -107,33 +120,53 @@ pub fn dsatur_until(
     Ok(Some(frames))
 }
 
-/// A deadline, if any, and a count of the calls to [`Clock::expired`], which reads the clock at
-/// the first call and every [`Clock::EVERY`] calls after it.
-pub(super) struct Clock {
+/// A deadline, if any, an interrupt, and a count of the calls to [`Clock::expired`], which
+/// reads the clock at the first call and every [`Clock::EVERY`] calls after it, and probes the
+/// interrupt every [`crate::interrupt::EVERY`] calls.
+pub(super) struct Clock<'i> {
     deadline: Option<Instant>,
+    interrupt: &'i Interrupt<'i>,
     calls: u32,
 }
 
-impl Clock {
+impl<'i> Clock<'i> {
     const EVERY: u32 = 256;
 
-    pub(super) fn new(deadline: Option<Instant>) -> Self {
-        Clock { deadline, calls: 0 }
+    pub(super) fn new(deadline: Option<Instant>, interrupt: &'i Interrupt<'i>) -> Self {
+        Clock {
+            deadline,
+            interrupt,
+            calls: 0,
+        }
     }
 
-    /// True if the clock, read now, is past the deadline (between the phases of the work).
+    /// True if the clock, read now, is past the deadline or the interrupt fired (between the
+    /// phases of the work).
     pub(super) fn passed(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
+        self.deadline.is_some_and(|d| Instant::now() >= d) || self.interrupt.is_set()
     }
 
-    /// True if the clock is read at this call and is past the deadline.
+    /// True if the clock is read at this call and is past the deadline, or the interrupt is
+    /// probed at this call and fired.
     pub(super) fn expired(&mut self) -> bool {
+        let calls = self.calls;
+        self.calls = self.calls.wrapping_add(1);
+        if calls.is_multiple_of(crate::interrupt::EVERY) && self.interrupt.is_set() {
+            return true;
+        }
         let Some(deadline) = self.deadline else {
             return false;
         };
-        let read = self.calls.is_multiple_of(Self::EVERY);
-        self.calls = self.calls.wrapping_add(1);
-        read && Instant::now() >= deadline
+        calls.is_multiple_of(Self::EVERY) && Instant::now() >= deadline
+    }
+
+    /// What to return once the clock said stop: the interruption, or no colouring in time.
+    pub(super) fn gave_up<T>(&self) -> CoreResult<Option<T>> {
+        if self.interrupt.is_set() {
+            Err(CoreError::Interrupted)
+        } else {
+            Ok(None)
+        }
     }
 }
 
@@ -417,8 +450,8 @@ mod tests {
         for round in 0..50u64 {
             let (paths, slots) = random_traffic(&mut rng, 300, 40, 1 + round % 3, 4, false);
             let frames = dsatur(&paths, 40, &slots).unwrap();
-            assert_eq!(dsatur_until(&paths, 40, &slots, None).unwrap().as_ref(), Some(&frames));
-            assert_eq!(dsatur_until(&paths, 40, &slots, Some(later)).unwrap(), Some(frames));
+            assert_eq!(dsatur_until(&paths, 40, &slots, None, &Interrupt::never()).unwrap().as_ref(), Some(&frames));
+            assert_eq!(dsatur_until(&paths, 40, &slots, Some(later), &Interrupt::never()).unwrap(), Some(frames));
         }
     }
 
@@ -428,7 +461,7 @@ mod tests {
         let (paths, slots) = random_all_to_all(&mut rng, 120, 10, 1);
         let passed = Instant::now();
         let started = Instant::now();
-        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(passed)).unwrap(), None);
+        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(passed), &Interrupt::never()).unwrap(), None);
         assert!(started.elapsed() < Duration::from_millis(100));
         // A deadline that passes early in the run: a twentieth of the shorter of two runs.
         let whole = (0..2)
@@ -440,6 +473,6 @@ mod tests {
             .min()
             .unwrap();
         let soon = Instant::now() + whole / 20;
-        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(soon)).unwrap(), None);
+        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(soon), &Interrupt::never()).unwrap(), None);
     }
 }

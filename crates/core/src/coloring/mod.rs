@@ -26,7 +26,7 @@ mod first_fit;
 #[cfg(test)]
 mod reference;
 
-pub use dsatur::{dsatur, dsatur_until};
+pub use dsatur::{dsatur, dsatur_until, dsatur_with};
 pub use first_fit::first_fit;
 
 #[cfg(test)]
@@ -108,7 +108,7 @@ mod tests {
             Err(CoreError::InvalidInput(_))
         ));
         assert!(matches!(
-            dsatur_until(&[vec![0]], 2, &[1], None),
+            dsatur_until(&[vec![0]], 2, &[1], None, &crate::Interrupt::never()),
             Err(CoreError::InvalidInput(_))
         ));
         assert!(matches!(
@@ -175,5 +175,20 @@ mod tests {
         assert!(is_valid_with_slots(&paths, &slots, &frames));
         let frames = dsatur(&paths, slots.len(), &slots).unwrap();
         assert!(is_valid_with_slots(&paths, &slots, &frames));
+    }
+
+    #[test]
+    fn an_interrupt_stops_dsatur() {
+        let paths: Vec<Vec<u32>> = (0..100u32).map(|t| vec![t % 7, 7 + t % 5]).collect();
+        let stop = || true;
+        assert_eq!(
+            dsatur_with(&paths, 12, &[], &crate::Interrupt::new(&stop)).unwrap_err(),
+            CoreError::Interrupted
+        );
+        let quiet = || false;
+        assert_eq!(
+            dsatur_with(&paths, 12, &[], &crate::Interrupt::new(&quiet)).unwrap(),
+            dsatur(&paths, 12, &[]).unwrap()
+        );
     }
 }

@@ -7,6 +7,8 @@ use std::time::Instant;
 use super::traffic::Traffic;
 use super::Source;
 use crate::coloring::{dsatur_until, first_fit};
+use crate::error::CoreResult;
+use crate::interrupt::Interrupt;
 
 /// `partial` completed on the transfers it leaves out (the whole traffic when empty): by
 /// DSatur if it finishes by `deadline`, else by a greedy first fit, which is near-linear.
@@ -14,7 +16,8 @@ pub(super) fn best_known(
     traffic: &Traffic,
     partial: &[Vec<u32>],
     deadline: Option<Instant>,
-) -> (Vec<Vec<u32>>, Source) {
+    interrupt: &Interrupt,
+) -> CoreResult<(Vec<Vec<u32>>, Source)> {
     let mut placed = vec![false; traffic.len()];
     for f in partial {
         for &t in f {
@@ -29,9 +32,7 @@ pub(super) fn best_known(
         .map(|&t| traffic.paths[t as usize].clone())
         .collect();
     let resources = traffic.users.len();
-    let (rest, greedy) = match dsatur_until(&left_paths, resources, &traffic.slots, deadline)
-        .expect("paths and slots were validated")
-    {
+    let (rest, greedy) = match dsatur_until(&left_paths, resources, &traffic.slots, deadline, interrupt)? {
         Some(rest) => (rest, false),
         None => (
             first_fit(&left_paths, resources, &traffic.slots)
@@ -49,7 +50,7 @@ pub(super) fn best_known(
         (false, true) => Source::Dsatur,
         (false, false) => Source::Completion,
     };
-    (frames, source)
+    Ok((frames, source))
 }
 
 #[cfg(test)]

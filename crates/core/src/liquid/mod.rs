@@ -51,6 +51,7 @@ mod traffic;
 pub use result::{Budget, SearchResult, Source, TeamCount};
 
 use crate::error::{CoreError, CoreResult};
+use crate::interrupt::Interrupt;
 use search::{Mode, Outcome, Search};
 use solve::search_schedule;
 use traffic::Traffic;
@@ -124,20 +125,17 @@ impl Default for SearchOptions {
 /// at most); larger ones get a thread of their own, since starting one costs about 0.1 ms.
 const INLINE_TRANSFERS: usize = 1024;
 
-/// Run `f` where the stack is deep enough for one recursion level per transfer.
-fn with_deep_stack<T: Send>(transfers: usize, f: impl FnOnce() -> T + Send) -> CoreResult<T> {
+/// Run `f` where the stack is deep enough for one recursion level per transfer (on a thread
+/// of its own, watched for `interrupt`, when the caller's stack may not be).
+fn with_deep_stack<T: Send>(
+    transfers: usize,
+    interrupt: &Interrupt,
+    f: impl FnOnce() -> T + Send,
+) -> CoreResult<T> {
     if transfers <= INLINE_TRANSFERS {
         return Ok(f());
     }
-    std::thread::scope(|s| {
-        let handle = std::thread::Builder::new()
-            .stack_size(256 << 20)
-            .spawn_scoped(s, f)
-            .map_err(|e| CoreError::Internal(format!("cannot start the search thread: {e}")))?;
-        handle
-            .join()
-            .map_err(|_| CoreError::Internal("the search thread panicked".into()))
-    })
+    interrupt.run_on_thread(256 << 20, f)
 }
 
 /// Share of the time budget the search itself may use; the rest is for completing the best
@@ -165,6 +163,19 @@ pub fn liquid_schedule(
     slots: &[u32],
     opts: &SearchOptions,
 ) -> CoreResult<SearchResult> {
+    liquid_schedule_with(paths, resources, slots, opts, &Interrupt::never())
+}
+
+/// [`liquid_schedule`], stopped with [`CoreError::Interrupted`] when `interrupt` fires (it is
+/// probed every few thousand category nodes, at every level of a large traffic and while the
+/// best schedule known is completed).
+pub fn liquid_schedule_with(
+    paths: &[Vec<u32>],
+    resources: usize,
+    slots: &[u32],
+    opts: &SearchOptions,
+    interrupt: &Interrupt,
+) -> CoreResult<SearchResult> {
     let start = Instant::now();
     if let Some(t) = opts.time_limit {
         if !(t.is_finite() && t >= 0.0) {
@@ -180,7 +191,9 @@ pub fn liquid_schedule(
             .map(|t| start + Duration::from_secs_f64(t * SEARCH_SHARE)),
         answer: opts.time_limit.map(|t| start + Duration::from_secs_f64(t)),
     };
-    with_deep_stack(traffic.len(), || search_schedule(&traffic, opts, deadlines))?
+    with_deep_stack(traffic.len(), interrupt, || {
+        search_schedule(&traffic, opts, deadlines, interrupt)
+    })?
 }
 
 /// Enumerate the full teams of the whole traffic (the first frame of the search) and count
@@ -192,17 +205,29 @@ pub fn count_full_teams(
     slots: &[u32],
     opts: &SearchOptions,
 ) -> CoreResult<TeamCount> {
+    count_full_teams_with(paths, resources, slots, opts, &Interrupt::never())
+}
+
+/// [`count_full_teams`], stopped with [`CoreError::Interrupted`] when `interrupt` fires.
+pub fn count_full_teams_with(
+    paths: &[Vec<u32>],
+    resources: usize,
+    slots: &[u32],
+    opts: &SearchOptions,
+    interrupt: &Interrupt,
+) -> CoreResult<TeamCount> {
     let traffic = Traffic::new(paths, resources, slots)?;
-    with_deep_stack(traffic.len(), || {
-        let mut search = Search::new(&traffic, opts, Mode::Count, None);
+    with_deep_stack(traffic.len(), interrupt, || {
+        let mut search = Search::new(&traffic, opts, Mode::Count, None, interrupt);
         let lambda = traffic.duration();
         let out = search.run(lambda);
-        TeamCount {
+        interrupt.check()?;
+        Ok(TeamCount {
             teams: search.teams_counted,
             nodes: search.nodes,
             complete: out != Outcome::Stopped,
-        }
-    })
+        })
+    })?
 }
 
 #[cfg(test)]
@@ -250,5 +275,40 @@ mod tests {
             liquid_schedule(&[vec![0]], 2, &[], &opts),
             Err(CoreError::InvalidInput(_))
         ));
+    }
+
+    /// A probe that says "stop" at its `n`-th call and after.
+    fn fires_at(n: u32) -> impl Fn() -> bool + Sync {
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        move || calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 >= n
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_count_of_teams_and_a_silent_one_changes_nothing() {
+        // Ring of 11: more category nodes than two probe intervals.
+        let paths = ring_all_to_all(11);
+        let opts = SearchOptions::default();
+        let plain = count_full_teams(&paths, 33, &[], &opts).unwrap();
+        assert!(plain.nodes > 2 * crate::interrupt::EVERY as u64);
+        let stop = fires_at(1);
+        assert_eq!(
+            count_full_teams_with(&paths, 33, &[], &opts, &Interrupt::new(&stop)).unwrap_err(),
+            CoreError::Interrupted
+        );
+        let quiet = || false;
+        let again = count_full_teams_with(&paths, 33, &[], &opts, &Interrupt::new(&quiet)).unwrap();
+        assert_eq!((again.teams, again.nodes), (plain.teams, plain.nodes));
+    }
+
+    #[test]
+    fn an_interrupt_reaches_a_search_on_its_own_thread() {
+        // More transfers than INLINE_TRANSFERS: the search runs on a worker, which cannot call
+        // the probe; the waiting thread does, and the worker sees the flag. The probe fires at
+        // its second call, so at least one is made while the worker runs.
+        let paths = ring_all_to_all(34);
+        assert!(paths.len() > INLINE_TRANSFERS);
+        let stop = fires_at(2);
+        let r = liquid_schedule_with(&paths, 3 * 34, &[], &SearchOptions::default(), &Interrupt::new(&stop));
+        assert_eq!(r.unwrap_err(), CoreError::Interrupted);
     }
 }

@@ -12,6 +12,7 @@ use super::memo::{rem_hash, FailedState};
 use super::symmetry::Group;
 use super::traffic::{members, put, take, Traffic};
 use super::{Budget, SearchOptions};
+use crate::interrupt::{Interrupt, EVERY};
 use crate::slots::frames_for;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +109,9 @@ pub(super) struct Search<'a> {
     pub(super) conflicts: Option<Conflicts>,
     /// Symmetric search: every frame placed comes with its images under the group.
     pub(super) group: Option<&'a Group>,
+    /// Probed every `EVERY` nodes and at every level of a large traffic; when it fires the
+    /// search stops as if a budget had run out, and the caller returns the interruption.
+    pub(super) interrupt: &'a Interrupt<'a>,
 }
 
 impl<'a> Search<'a> {
@@ -116,6 +120,7 @@ impl<'a> Search<'a> {
         opts: &'a SearchOptions,
         mode: Mode,
         deadline: Option<Instant>,
+        interrupt: &'a Interrupt<'a>,
     ) -> Self {
         let n = traffic.len();
         let mut rem = vec![0u64; traffic.words];
@@ -155,6 +160,7 @@ impl<'a> Search<'a> {
             conflicts: (opts.bounds && mode == Mode::Schedule && n <= TIGHT_TEST_TRANSFERS)
                 .then(|| Conflicts::new(traffic)),
             group: None,
+            interrupt,
         }
     }
 
@@ -196,6 +202,9 @@ impl<'a> Search<'a> {
                 }
             }
         }
+        if self.nodes.is_multiple_of(EVERY as u64) && self.interrupt.is_set() {
+            return false;
+        }
         if self.attempt_end.is_some_and(|end| self.nodes > end) {
             self.restart_due = true;
             return false;
@@ -216,6 +225,10 @@ impl<'a> Search<'a> {
         // large traffics: the clock is read at every one, not only every 256 nodes.
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.stopped_by = Some(Budget::Time);
+            return Outcome::Stopped;
+        }
+        // Likewise the interrupt, when a level costs more than a probe.
+        if self.rem_count >= LARGE_LEVEL && self.interrupt.is_set() {
             return Outcome::Stopped;
         }
         if self.opts.reduced
@@ -401,6 +414,9 @@ impl<'a> Search<'a> {
 /// every level of a liquid schedule), and what it proves is proven before the search by the
 /// bound on the whole traffic.
 const TIGHT_TEST_TRANSFERS: usize = 8192;
+
+/// Remaining transfers from which a level costs far more than a probe of the interrupt.
+const LARGE_LEVEL: usize = 1024;
 
 #[cfg(test)]
 mod tests {

@@ -13,11 +13,13 @@ use super::traffic::Traffic;
 use super::{bounds, Deadlines, SearchOptions, SearchResult, Source};
 use crate::coloring::dsatur_until;
 use crate::error::CoreResult;
+use crate::interrupt::Interrupt;
 
 pub(super) fn search_schedule(
     traffic: &Traffic,
     opts: &SearchOptions,
     deadlines: Deadlines,
+    interrupt: &Interrupt,
 ) -> CoreResult<SearchResult> {
     let lambda = traffic.duration();
     let bound = if opts.bounds {
@@ -45,7 +47,7 @@ pub(super) fn search_schedule(
     if bound == lambda && !opts.symmetry.is_empty() {
         if let Some(group) = Group::of_traffic(traffic, &opts.symmetry) {
             if (lambda as usize).is_multiple_of(group.order()) {
-                let found = symmetric_schedule(traffic, &group, opts, search_deadline)?;
+                let found = symmetric_schedule(traffic, &group, opts, search_deadline, interrupt)?;
                 result.nodes = found.nodes;
                 result.memory_bytes = found.memory_bytes;
                 if let Some(frames) = found.frames {
@@ -72,14 +74,14 @@ pub(super) fn search_schedule(
     } else {
         opts
     };
-    let mut search = Search::new(traffic, opts, Mode::Schedule, search_deadline);
+    let mut search = Search::new(traffic, opts, Mode::Schedule, search_deadline, interrupt);
     search.nodes = result.nodes;
     // The incumbent is computed only when the liquid search does not settle the question.
     let mut incumbent: Option<(Vec<Vec<u32>>, Source)> = None;
     let mut target = bound;
     if bound > lambda && !opts.optimize {
         // No liquid schedule exists, and the optimum is not asked for.
-        incumbent = Some(best_known(traffic, &[], deadlines.answer));
+        incumbent = Some(best_known(traffic, &[], deadlines.answer, interrupt)?);
     } else {
         // With slots, a frame is a count to meet on several resources at once, and the search
         // is heavy-tailed: attempts with a doubling node budget and another tie-break each,
@@ -91,6 +93,10 @@ pub(super) fn search_schedule(
         search.attempt_end = restarts.then(|| search.nodes.saturating_add(attempt_nodes));
         let mut outcome = search.run(target);
         loop {
+            // An interrupted search stops as a spent budget does, but nothing is completed.
+            if outcome == Outcome::Stopped {
+                interrupt.check()?;
+            }
             match outcome {
                 Outcome::Stopped if search.restart_due => {
                     search.restart_due = false;
@@ -111,9 +117,15 @@ pub(super) fn search_schedule(
                 }
                 Outcome::Exhausted => {
                     result.lower_bound = target + 1;
-                    let best = incumbent.get_or_insert_with(|| {
-                        best_known(traffic, &search.best_partial, deadlines.answer)
-                    });
+                    if incumbent.is_none() {
+                        incumbent = Some(best_known(
+                            traffic,
+                            &search.best_partial,
+                            deadlines.answer,
+                            interrupt,
+                        )?);
+                    }
+                    let best = incumbent.as_ref().expect("set just above");
                     if !opts.optimize || best.0.len() as u32 <= result.lower_bound {
                         break;
                     }
@@ -127,13 +139,19 @@ pub(super) fn search_schedule(
                     result.stopped_by = search.stopped_by;
                     // The deepest partial schedule completed, or DSatur alone when it is
                     // shorter and there is time for it.
-                    let partial = best_known(traffic, &search.best_partial, deadlines.answer);
+                    let partial =
+                        best_known(traffic, &search.best_partial, deadlines.answer, interrupt)?;
                     let whole = match &incumbent {
                         Some(_) => None,
                         None if search.best_partial.is_empty() => None,
-                        None => dsatur_until(&traffic.paths, traffic.users.len(), &traffic.slots, deadlines.answer)
-                            .expect("paths and slots were validated")
-                            .map(|frames| (frames, Source::Dsatur)),
+                        None => dsatur_until(
+                            &traffic.paths,
+                            traffic.users.len(),
+                            &traffic.slots,
+                            deadlines.answer,
+                            interrupt,
+                        )?
+                        .map(|frames| (frames, Source::Dsatur)),
                     };
                     for candidate in [Some(partial), whole].into_iter().flatten() {
                         match &incumbent {
@@ -174,6 +192,7 @@ fn symmetric_schedule(
     group: &Group,
     opts: &SearchOptions,
     deadline: Option<Instant>,
+    interrupt: &Interrupt,
 ) -> CoreResult<SymmetricOutcome> {
     let marked = group.with_orbit_resources(traffic)?;
     let nodes = opts
@@ -185,9 +204,10 @@ fn symmetric_schedule(
     };
     let now = Instant::now();
     let half = deadline.map(|d| now + d.saturating_duration_since(now) / 2);
-    let mut search = Search::new(&marked, &sym_opts, Mode::Schedule, half);
+    let mut search = Search::new(&marked, &sym_opts, Mode::Schedule, half, interrupt);
     search.group = Some(group);
     let out = search.run(traffic.duration());
+    interrupt.check()?;
     Ok(SymmetricOutcome {
         frames: (out == Outcome::Found).then(|| std::mem::take(&mut search.frames)),
         nodes: search.nodes,

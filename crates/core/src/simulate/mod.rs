@@ -38,6 +38,7 @@ mod testing;
 pub use problem::{Flow, Model, Policy, Prediction, Problem};
 
 use crate::error::{CoreError, CoreResult};
+use crate::interrupt::Interrupt;
 use incremental::Incremental;
 use models::{circuit_model, constant_rate_utilisation, frames_model, Grid};
 use problem::check;
@@ -45,7 +46,7 @@ use reference::Reference;
 
 /// Predict the schedule's timing in `model`, with `bins` utilisation bins (0 for none).
 pub fn simulate(problem: &Problem, model: Model, bins: usize) -> CoreResult<Prediction> {
-    simulate_with(problem, model, bins, Engine::Auto)
+    simulate_with(problem, model, bins, Engine::Auto, &Interrupt::never())
 }
 
 /// How the fluid model finds the max-min rates after each event. Both engines give the same
@@ -94,7 +95,8 @@ fn fluid_model(
     policy: Policy,
     engine: Engine,
     grid: Option<&mut Grid>,
-) -> Prediction {
+    interrupt: &Interrupt,
+) -> CoreResult<Prediction> {
     let engine = match engine {
         Engine::Auto
             if problem.flows.len() < FEW_FLOWS || peak_flows(problem, policy) < FEW_AT_ONCE =>
@@ -105,17 +107,19 @@ fn fluid_model(
         chosen => chosen,
     };
     match engine {
-        Engine::Reference => Reference::new(problem, policy).run(grid),
-        _ => Incremental::new(problem, policy).run(grid),
+        Engine::Reference => Reference::new(problem, policy).run(grid, interrupt),
+        _ => Incremental::new(problem, policy).run(grid, interrupt),
     }
 }
 
-/// [`simulate`] with the fluid model's engine chosen.
+/// [`simulate`] with the fluid model's engine chosen, stopped with
+/// [`CoreError::Interrupted`] when `interrupt` fires (probed every few thousand flow visits).
 pub fn simulate_with(
     problem: &Problem,
     model: Model,
     bins: usize,
     engine: Engine,
+    interrupt: &Interrupt,
 ) -> CoreResult<Prediction> {
     check(problem)?;
     if let Model::Fluid(Policy::Window(_) | Policy::Steps) = model {
@@ -133,14 +137,14 @@ pub fn simulate_with(
     let mut prediction = match model {
         Model::Frames => frames_model(problem),
         Model::Circuit => circuit_model(problem),
-        Model::Fluid(policy) => fluid_model(problem, policy, engine, None),
+        Model::Fluid(policy) => fluid_model(problem, policy, engine, None, interrupt)?,
     };
     if bins > 0 {
         prediction.bins = bins;
         prediction.utilisation = match model {
             Model::Fluid(policy) => {
                 let mut grid = Grid::new(problem.capacities.len(), bins, prediction.makespan_s);
-                fluid_model(problem, policy, engine, Some(&mut grid));
+                fluid_model(problem, policy, engine, Some(&mut grid), interrupt)?;
                 grid.values
             }
             _ => constant_rate_utilisation(problem, &prediction, bins),

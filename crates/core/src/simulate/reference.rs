@@ -6,6 +6,8 @@ use super::filling::{progressive_filling, EPS};
 use super::models::Grid;
 use super::problem::{Policy, Prediction, Problem};
 use super::starts::Starts;
+use crate::error::CoreResult;
+use crate::interrupt::{Interrupt, Pacer};
 
 /// The fluid model as first written, kept as [`Engine::Reference`](super::Engine::Reference):
 /// at every event, the max-min rates of all active flows by progressive filling from scratch,
@@ -95,14 +97,21 @@ impl<'a> Reference<'a> {
         );
     }
 
-    pub(super) fn run(mut self, mut grid: Option<&mut Grid>) -> Prediction {
+    pub(super) fn run(
+        mut self,
+        mut grid: Option<&mut Grid>,
+        interrupt: &Interrupt,
+    ) -> CoreResult<Prediction> {
         let n = self.problem.flows.len();
+        let mut pacer = Pacer::default();
         let mut t = 0.0f64;
         self.starts.start_initial();
         self.take_begun();
         self.admit(t);
         let mut dirty = true;
         while self.starts.done < n {
+            // An event goes through every active and waiting flow.
+            pacer.check(1 + self.active.len() + self.waiting.len(), interrupt)?;
             if dirty {
                 self.fill_rates();
                 dirty = false;
@@ -160,7 +169,7 @@ impl<'a> Reference<'a> {
                 dirty = true;
             }
         }
-        self.starts.prediction(self.rate_updates)
+        Ok(self.starts.prediction(self.rate_updates))
     }
 
     fn record(&self, grid: &mut Grid, t0: f64, t1: f64) {

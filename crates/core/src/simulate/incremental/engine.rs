@@ -8,6 +8,8 @@ use super::Sharing;
 use crate::simulate::filling::{Due, Least, EPS};
 use crate::simulate::models::Grid;
 use crate::simulate::problem::{Policy, Prediction, Problem};
+use crate::error::CoreResult;
+use crate::interrupt::{Interrupt, Pacer};
 use crate::simulate::starts::Starts;
 
 /// The fluid model driven by [`Sharing`]: events from heaps of finish times and latency ends
@@ -81,12 +83,21 @@ impl<'a> Incremental<'a> {
         changed
     }
 
-    pub(in crate::simulate) fn run(self, grid: Option<&mut Grid>) -> Prediction {
-        self.run_counting(grid).0
+    pub(in crate::simulate) fn run(
+        self,
+        grid: Option<&mut Grid>,
+        interrupt: &Interrupt,
+    ) -> CoreResult<Prediction> {
+        Ok(self.run_counting(grid, interrupt)?.0)
     }
 
     /// The prediction, and how many updates were sweeps and how many rebuilds.
-    pub(super) fn run_counting(mut self, mut grid: Option<&mut Grid>) -> (Prediction, u64, u64) {
+    pub(super) fn run_counting(
+        mut self,
+        mut grid: Option<&mut Grid>,
+        interrupt: &Interrupt,
+    ) -> CoreResult<(Prediction, u64, u64)> {
+        let mut pacer = Pacer::default();
         let n = self.problem.flows.len();
         let mut t = 0.0f64;
         self.starts.start_initial();
@@ -95,6 +106,8 @@ impl<'a> Incremental<'a> {
         let mut dirty = true;
         let mut finished = Vec::new();
         while self.starts.done < n {
+            // An event costs what it changes, some tens of the inner steps a probe is paced by.
+            pacer.check(EVENT_WORK, interrupt)?;
             if dirty {
                 self.rate_updates += 1;
                 self.net.update(t);
@@ -121,6 +134,9 @@ impl<'a> Incremental<'a> {
             }
         }
         let (sweeps, rebuilds) = (self.net.sweeps, self.net.rebuilds);
-        (self.starts.prediction(self.rate_updates), sweeps, rebuilds)
+        Ok((self.starts.prediction(self.rate_updates), sweeps, rebuilds))
     }
 }
+
+/// Inner steps an event of the incremental engine is counted as, to pace the interrupt probe.
+const EVENT_WORK: usize = 16;

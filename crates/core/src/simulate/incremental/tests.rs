@@ -2,6 +2,7 @@
 //! time, the number of rate updates, and the utilisation.
 
 use super::Incremental;
+use crate::interrupt::Interrupt;
 use crate::simulate::reference::Reference;
 use crate::simulate::{simulate_with, Engine, Flow, Model, Policy, Problem};
 
@@ -92,8 +93,10 @@ const POLICIES: [Policy; 7] = [
 /// Every start and finish time of the incremental engine within 1e-9 (relative) of the
 /// reference's; the numbers of sweeps and rebuilds it did.
 fn compare_with_reference(problem: &Problem, policy: Policy, what: &str) -> (u64, u64) {
-    let reference = Reference::new(problem, policy).run(None);
-    let (p, sweeps, rebuilds) = Incremental::new(problem, policy).run_counting(None);
+    let reference = Reference::new(problem, policy).run(None, &Interrupt::never()).unwrap();
+    let (p, sweeps, rebuilds) = Incremental::new(problem, policy)
+        .run_counting(None, &Interrupt::never())
+        .unwrap();
     let near = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-300);
     for i in 0..problem.flows.len() {
         assert!(
@@ -177,8 +180,8 @@ fn incremental_engine_records_the_reference_utilisation() {
         let problem = random_problem(&mut rng, 4, 3, n);
         for policy in [Policy::AllAtOnce, Policy::PerSender, Policy::Window(2)] {
             let model = Model::Fluid(policy);
-            let a = simulate_with(&problem, model, 9, Engine::Incremental).unwrap();
-            let b = simulate_with(&problem, model, 9, Engine::Reference).unwrap();
+            let a = simulate_with(&problem, model, 9, Engine::Incremental, &Interrupt::never()).unwrap();
+            let b = simulate_with(&problem, model, 9, Engine::Reference, &Interrupt::never()).unwrap();
             for (x, y) in a.utilisation.iter().zip(&b.utilisation) {
                 assert!(
                     (x - y).abs() <= 1e-9,
