@@ -137,10 +137,14 @@ def test_the_fortran_entry_points_are_planned(built, tmp_path):
     ("bad-fabric", "bad.fabric: line 4: capacity: expected a positive number of bytes/s"),
     ("too-few-ranks", "a rank of the communicator is not in the fabric"),
     ("small", "messages under LIQUIDSCHED_MIN_BYTES"),
+    # Read whole, a device would grow every rank until the kernel killed it.
+    ("device-fabric", "/dev/zero: is a character device, not a regular file"),
 ])
 def test_what_cannot_be_planned_falls_back_with_one_note(built, tmp_path, case, note):
     fabric, env = None, {}
-    if case == "bad-fabric":
+    if case == "device-fabric":
+        fabric = Path("/dev/zero")
+    elif case == "bad-fabric":
         fabric = tmp_path / "bad.fabric"
         fabric.write_text("liquidsched-fabric 1\nnetwork x\nresources 1\n-5 1\n")
     elif case == "too-few-ranks":

@@ -128,6 +128,7 @@ def test_a_table_that_schedules_alltoallv_chooses_by_the_mean_of_every_rank(buil
     ("library", r"LIQUIDSCHED_SELECTION is refused: .*measured with \"Open MPI v5\.0\.3, package: x\", not \"MPICH"),
     ("ranks", r"the selection table was measured with 4 ranks, not 8: the cost model decides"),
     ("garbage", r"LIQUIDSCHED_SELECTION is refused: .*t\.json: not a selection table"),
+    ("device", r"LIQUIDSCHED_SELECTION is refused: /dev/zero: is a character device, not a regular file"),
 ])
 def test_a_table_measured_elsewhere_is_refused_once_and_the_model_decides(built, tmp_path, case, said):
     net, fabric = fabric_of(tmp_path, HIERARCHY)
@@ -139,6 +140,8 @@ def test_a_table_measured_elsewhere_is_refused_once_and_the_model_decides(built,
         write_table(path, net, rows, library="Open MPI v5.0.3, package: x")
     elif case == "ranks":
         write_table(path, net, rows, ranks=4)
+    elif case == "device":
+        path = "/dev/zero"
     else:
         path.write_text("{not json")
     done, rows_ = run_app(built, 8, fabric, ["--sizes", "65536", "--op", "alltoall", "--repeats", "2"],

@@ -5,6 +5,7 @@
 //! return code with a message in the caller's buffer; nothing unwinds into C.
 
 pub mod fabric;
+pub mod input;
 pub mod model;
 pub mod plan;
 pub mod selection;
@@ -16,6 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use liquidsched_core::exchange::Planner;
 
 use crate::fabric::{parse_fabric, Fabric};
+use crate::input::read_file;
 use crate::model::{alltoall_can_lose, default_alltoall_mode};
 use crate::plan::{plan_ranks, RankPlan};
 use crate::selection::{Collective, Selection};
@@ -220,11 +222,6 @@ pub unsafe extern "C" fn ls_plan_free(plan: *mut LsPlan) {
 }
 
 /// The text of a C string, or an error naming what was missing.
-/// The whole text of the file at `path`, or a message naming it.
-fn read_file(path: &str) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot be read ({e})"))
-}
-
 unsafe fn text_of(s: *const c_char, what: &str) -> Result<String, String> {
     if s.is_null() {
         return Err(format!("no {what} given"));
@@ -404,4 +401,78 @@ pub unsafe extern "C" fn ls_default_alltoall_mode(
         *schedule_s = schedule;
         Ok(mode as c_int)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+
+    /// What `load` says when it returns NULL for `path`, as the interposition library sees it.
+    fn refusal(path: &str, load: impl Fn(*const c_char, *mut c_char, usize) -> bool) -> String {
+        let path = CString::new(path).unwrap();
+        let mut error = vec![0 as c_char; 768];
+        assert!(
+            load(path.as_ptr(), error.as_mut_ptr(), error.len()),
+            "{path:?} was accepted"
+        );
+        unsafe { CStr::from_ptr(error.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    fn fabric_refusal(path: &str) -> String {
+        refusal(path, |p, e, n| unsafe { ls_fabric_load(p, e, n) }.is_null())
+    }
+
+    fn selection_refusal(path: &str) -> String {
+        let library = CString::new("MPICH Version: 4.2.0").unwrap();
+        refusal(path, |p, e, n| {
+            unsafe { ls_selection_load(p, std::ptr::null(), library.as_ptr(), e, n) }.is_null()
+        })
+    }
+
+    fn scratch(name: &str, content: &[u8]) -> String {
+        let dir = std::env::temp_dir().join(format!("liquidsched-capi-lib-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        path.to_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn a_fabric_that_is_a_device_is_refused_at_once_not_read_until_memory_runs_out() {
+        assert_eq!(
+            fabric_refusal("/dev/zero"),
+            "/dev/zero: is a character device, not a regular file"
+        );
+    }
+
+    #[test]
+    fn a_selection_table_that_is_a_device_a_directory_or_not_utf8_is_refused() {
+        assert_eq!(
+            selection_refusal("/dev/zero"),
+            "/dev/zero: is a character device, not a regular file"
+        );
+        let dir = std::env::temp_dir();
+        assert!(selection_refusal(dir.to_str().unwrap())
+            .ends_with("is a directory, not a regular file"));
+        let binary = scratch("table.json", b"{\"format\": \"\xff\"}");
+        assert!(
+            selection_refusal(&binary).contains("not a UTF-8 text file: byte 0xff at offset 12")
+        );
+    }
+
+    #[test]
+    fn an_input_over_the_cap_is_refused_naming_the_variable() {
+        // 64 MiB and one byte, written sparse: the size is refused before anything is read.
+        let path = scratch("huge.json", b"");
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(input::DEFAULT_MAX_INPUT_BYTES + 1).unwrap();
+        for message in [selection_refusal(&path), fabric_refusal(&path)] {
+            assert!(message.contains("more than the 64 MiB"), "{message}");
+            assert!(message.contains("LIQUIDSCHED_MAX_INPUT_BYTES"), "{message}");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
 }
