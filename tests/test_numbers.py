@@ -131,7 +131,7 @@ def test_spec_fields_refuse_items_without_a_value_and_unknown_keys():
                                   "star:n=4,bandwidth_Bps=1e-300B/s"])
 def test_a_platform_rate_of_zero_is_refused_naming_the_field(spec):
     name = spec.partition(":")[0]
-    with pytest.raises(NumberError, match=f"^platform spec {name}: bandwidth_Bps: expected a rate"):
+    with pytest.raises(TopologyError, match=f"^platform spec {name}: bandwidth_Bps: expected a rate"):
         resolve_platform(spec)
 
 
@@ -144,7 +144,7 @@ def test_a_platform_rate_of_zero_is_refused_from_python_too():
                                          ("hierarchical:c2=inf", "c2"), ("crossbar:n=x", "n"),
                                          ("random:seed=-1", "seed")])
 def test_topology_spec_fields_follow_the_numeric_rule(spec, field):
-    with pytest.raises(NumberError, match=f"^topology spec {spec.partition(':')[0]}: {field}: "):
+    with pytest.raises(TopologyError, match=f"^topology spec {spec.partition(':')[0]}: {field}: "):
         ls.build_topology(spec)
 
 
@@ -157,7 +157,7 @@ def test_a_run_away_topology_is_refused_before_it_is_built():
                                          ("skewed:alpha=nan", "alpha"), ("permutation:seed=1.5", "seed"),
                                          ("half-all-to-all:include_self=maybe", "include_self")])
 def test_traffic_spec_fields_follow_the_numeric_rule(spec, field):
-    with pytest.raises(InputError, match=f"^traffic spec {spec.partition(':')[0]}: {field}: "):
+    with pytest.raises(TrafficError, match=f"^traffic spec {spec.partition(':')[0]}: {field}: "):
         ls.make_traffic(ls.build_topology("crossbar:n=4"), spec)
 
 

@@ -142,7 +142,7 @@ def test_bad_options_are_clear_errors():
     traffic = Traffic([Transfer("h1", "h2", 10)])
     with pytest.raises(InputError, match="at least two switches; crossbar has 1 switch with 4 hosts"):
         plan(build_topology("crossbar:n=4"), traffic, "shuffle", remap=True)
-    with pytest.raises(InputError, match="packet size"):
+    with pytest.raises(InputError, match="packet_bytes"):
         plan(build_topology("crossbar:n=4"), traffic, "shuffle", packet_bytes=0)
     with pytest.raises(InputError, match="unknown permutation 'gray'"):
         plan(build_topology("crossbar:n=4"), traffic, "pairwise", permutation="gray")
@@ -184,7 +184,7 @@ def test_window_options():
     assert plan(with_buffer, traffic, "shuffle", window=7).info.parameters["window"] == 7
     with pytest.raises(InputError, match="declares a buffer"):
         plan(without, traffic, "shuffle", window="auto")
-    with pytest.raises(InputError, match="whole number of packets"):
+    with pytest.raises(InputError, match="whole number of steps"):
         plan(with_buffer, traffic, "shuffle", window=0)
 
 

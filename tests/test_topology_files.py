@@ -71,7 +71,7 @@ MALFORMED = {
     "missing field": (lambda d: d["links"][1].pop("dst"), "links[1]: missing field 'dst'"),
     "wrong type": (lambda d: d["links"][2].update(capacity_Bps=[1]), "links[2].capacity_Bps: expected a rate"),
     "unknown node": (lambda d: d["links"][3].update(dst="h9"), "links[3].dst: unknown node 'h9'"),
-    "non-positive capacity": (lambda d: d["links"][0].update(capacity_Bps=0), "links[0].capacity_Bps: expected a positive rate"),
+    "non-positive capacity": (lambda d: d["links"][0].update(capacity_Bps=0), "links[0].capacity_Bps: expected a rate from"),
     "duplicate id": (lambda d: d["nodes"].append({"id": "h1"}), "nodes[3].id: duplicate id 'h1'"),
     "unreachable pair": (lambda d: d["links"].pop(3), "no route from h1 to h2"),
     "unknown field": (lambda d: d["links"][0].update(capacity=5), "links[0]: unknown field 'capacity'"),

@@ -677,10 +677,23 @@ def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
             traffic.check(net, spec)
             return traffic
         raise TrafficError(f"unknown traffic {spec!r}: not a generator ({', '.join(GENERATORS)}) nor a file")
-    from .spec import field_where, parse_bool, spec_fields
-    from .units import parse_count, parse_number
+    from .spec import spec_fields
+    from .units import NumberError
 
     _, kw = spec_fields(spec, "traffic", GENERATOR_PARAMETERS[name], TrafficError)
+    try:
+        traffic = _generated(net, name, kw, hosts, size_bytes)
+    except NumberError as e:
+        raise TrafficError(str(e)) from None
+    traffic.check(net)
+    return traffic
+
+
+def _generated(net: Network, name: str, kw: dict[str, str], hosts: Sequence[str] | None, size_bytes: int) -> Traffic:
+    """The traffic of generator ``name`` with the fields ``kw`` of its spec."""
+    from .spec import field_where, parse_bool
+    from .units import parse_count, parse_number
+
     at = lambda key: field_where("traffic", name, key)  # noqa: E731
     seed = parse_count(kw["seed"], at("seed"), least=0, most=2**63 - 1) if "seed" in kw else 0
     if name == "all-to-all":
@@ -701,5 +714,4 @@ def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
         density = parse_number(kw["density"], at("density"), least=0, most=1, above_least=True) \
             if "density" in kw else 1.0
         traffic = random_matrix(net, hosts, seed, density, max(1, size_bytes // 10), size_bytes)
-    traffic.check(net)
     return traffic

@@ -293,6 +293,8 @@ def parse_size(value: object, where: str = "") -> int:
             raise NumberError(_at(where, f"expected a size in bytes, finite, got {value!r}"))
         exact = Decimal(value)
     elif isinstance(value, str):
+        if value.lstrip().startswith(("-", "+")):
+            raise NumberError(_at(where, f"expected a size in bytes such as 4096, 1MB or 64KiB, got {value!r}"))
         digits, scale = _number_and_scale(value, _SIZE_UNITS, "a size in bytes such as 4096, 1MB or 64KiB", where)
         try:
             exact = Decimal(digits) * scale

@@ -400,4 +400,8 @@ def resolve_platform(spec: str) -> Platform:
     build = PLATFORM_BUILDERS[name]
     defaults = {p.name: p.default for p in inspect.signature(build).parameters.values()}
     _, fields = spec_fields(spec, "platform", defaults, TopologyError)
-    return build(**{key: _builder_value(name, key, value, defaults[key]) for key, value in fields.items()})
+    try:
+        kwargs = {key: _builder_value(name, key, value, defaults[key]) for key, value in fields.items()}
+    except ValueError as e:  # the numeric rule's NumberError, a platform's error here
+        raise TopologyError(str(e)) from None
+    return build(**kwargs)

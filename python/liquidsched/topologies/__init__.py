@@ -129,8 +129,11 @@ def build_topology(spec: str) -> Network:
     defaults = builder.parameters()
     _, fields = spec_fields(spec, "topology", defaults, TopologyError)
     whole = builder.optional_whole_numbers()
-    kwargs = {key: _convert(value, defaults[key], field_where("topology", name, key), key, key in whole)
-              for key, value in fields.items()}
+    try:
+        kwargs = {key: _convert(value, defaults[key], field_where("topology", name, key), key, key in whole)
+                  for key, value in fields.items()}
+    except ValueError as e:  # the numeric rule's NumberError, a topology's error here
+        raise TopologyError(str(e)) from None
     nodes = _nodes(name, kwargs, defaults)
     if nodes > MAX_NODES:
         raise TopologyError(f"topology spec {spec}: {nodes:,} nodes, more than the {MAX_NODES:,} liquidsched builds")
