@@ -45,13 +45,14 @@ test-rust:
 test-python: $(STAMP)
 	$(PY) -m pytest
 
-# A longer fuzz run than the test suite's: mutated topology, traffic and schedule files through
-# the CLI (FUZZ_EXAMPLES inputs per file kind); prints and records how many inputs were tried.
-FUZZ_EXAMPLES ?= 2000
+# The long fuzz run: every hostile input of every class (special files, encodings, document
+# bombs, field values, numbers in options, specs, host files and maps, output paths, option
+# parsing, mutations) through every reader and command; prints the count per class and writes
+# $(OUT)/fuzz.json with the counts and every failure. `make test` runs a sample (tests/test_fuzz.py).
+FUZZ_JOBS ?= 2
 fuzz: $(STAMP)
 	@mkdir -p $(OUT)
-	LIQUIDSCHED_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) LIQUIDSCHED_FUZZ_REPORT=$(OUT)/fuzz.json \
-		$(PY) -m pytest -q -s -p no:cacheprovider tests/test_fuzz.py
+	$(PY) tests/fuzz_inputs.py --jobs $(FUZZ_JOBS) --report $(OUT)/fuzz.json --markdown $(OUT)/fuzz-failures.md
 
 bench: $(STAMP)
 	@mkdir -p $(OUT)
