@@ -16,8 +16,11 @@ Examples
 (7, [])
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
+
+# Nothing is imported here, not even typing: the command line's entry point is loaded through
+# this package, and Ctrl-C is only caught once that entry point runs (liquidsched.cli.main).
+TYPE_CHECKING = False
 
 #: Where each public name lives. Modules are imported on first use (PEP 562), so that a command
 #: such as ``liquidsched --help`` does not pay for numpy and the schedulers it does not need.
@@ -43,7 +46,9 @@ def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'liquidsched' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
@@ -53,6 +58,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
     from .bounds import Bound, compute_bound
     from .errors import (InputError, LiquidschedError, ProblemTooLargeError, RoutingError, ScheduleFormatError,
                          ScheduleInvalidError, TopologyError, TrafficError)

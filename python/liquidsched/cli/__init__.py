@@ -2,25 +2,128 @@
 bound/plan/check, ``simulate``, ``sweep``, ``run`` for run/netem, ``calibrate``, ``steady``, ``hostfile``), with what they
 share in :mod:`~liquidsched.cli.common` and :mod:`~liquidsched.cli.emulation` below them.
 
-Every command has ``--help``. A user error prints one line, ``liquidsched: error: ...``, and
+Every command has ``--help``. A user error prints one line, ``liquidsched: error: ...`` (an
+option the parser refuses: ``liquidsched plan: error: ... (see liquidsched plan --help)``), and
 exits with status 2; ``check`` exits with 1 when the schedule is invalid; a reader that closes
 the pipe early (``| head``) ends the command quietly with status 141, as a shell tool killed by
-SIGPIPE. Output paths are checked before any work starts (:mod:`liquidsched.io.output`).
-Modules are imported by the commands that need them, so ``--help`` starts fast.
+SIGPIPE; Ctrl-C, at any moment, ends it with one line and status 130. Output paths are checked
+before any work starts (:mod:`liquidsched.io.output`). Modules are imported by the commands that
+need them, so ``--help`` starts fast.
 """
 
+# The console script calls main() as soon as this module is loaded: it imports nothing the
+# interpreter has not loaded already, so that Ctrl-C while a command's modules load is caught by
+# main like Ctrl-C at any other moment.
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
 import sys
-from typing import Sequence
 
-from .common import COMMANDS, check_outputs, err
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+    from typing import Sequence
 
 #: Exit status of a command whose reader closed the pipe (128 + SIGPIPE).
 EXIT_CLOSED_PIPE = 141
+#: Exit status of a command stopped by Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (default: the process's arguments) and return its exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``liquidsched``.
+
+    Returns
+    -------
+    int
+        0 on success; 1 for an invalid schedule (``check``) or wrong bytes received (``run``);
+        2 for a user error, printed as one line; 130 after Ctrl-C; 141 when the reader of
+        standard output went away.
+
+    Raises
+    ------
+    SystemExit
+        from the parser: after ``--help`` (status 0) or an option it refuses (status 2, one line).
+    """
+    try:
+        return _run(sys.argv[1:] if argv is None else list(argv))
+    except KeyboardInterrupt:
+        _say("liquidsched: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_CLOSED_PIPE
+
+
+def _run(argv: list[str]) -> int:
+    stdout = sys.stdout
+    sys.stdout = wrapped = _whole_writes(stdout)
+    try:
+        status = _command(argv)
+    finally:
+        # Flushed here, not at exit: a reader gone by the last write is a closed pipe too.
+        try:
+            wrapped.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+            raise
+        finally:
+            sys.stdout = stdout
+    return status
+
+
+def _command(argv: list[str]) -> int:
+    from ..errors import LiquidschedError
+    from .common import check_outputs, err
+
+    args = build_parser(argv).parse_args(argv)
+    # Kept for the reports that say what was run (run's JSON metadata).
+    args.command_line = ["liquidsched", *argv]
+    try:
+        check_outputs(args)
+        return args.run(args)
+    except LiquidschedError as e:
+        err.print(f"liquidsched: error: {e}", markup=False, soft_wrap=True)
+        return 2
+
+
+def _whole_writes(stream):
+    """``stream``, or when it writes straight to its file descriptor (``PYTHONUNBUFFERED``,
+    ``python -u``) a buffered writer on the same descriptor: unbuffered, a write the kernel cuts
+    short (the reader went away, a signal) loses the rest without an error, where a buffered
+    writer finishes it or raises :class:`BrokenPipeError`. Lines still go out as they are
+    written."""
+    import io
+
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(raw, io.FileIO) or raw.closed:
+        return stream
+    return io.TextIOWrapper(io.BufferedWriter(io.FileIO(raw.fileno(), "w", closefd=False)),
+                            encoding=stream.encoding, errors=stream.errors, line_buffering=True)
+
+
+def _say(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so that flushing it at exit after the reader went
+    away does not raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _command_word(argv: Sequence[str]) -> str | None:
@@ -31,7 +134,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser, with the arguments of the command ``argv`` names (all commands when
     ``argv`` is None); the other commands are listed by name and help only, so that their
     modules, and what they import, stay unloaded."""
-    parser = argparse.ArgumentParser(prog="liquidsched", description=(
+    import importlib
+
+    from .common import COMMANDS, Parser
+
+    parser = Parser(prog="liquidsched", description=(
         "Topology-aware scheduling of collective data exchanges: the liquid throughput of a traffic, "
         "schedules, their validation, prediction and execution."))
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -47,35 +154,4 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _silence_stdout() -> None:
-    """Point standard output at /dev/null, so that flushing it at exit after the reader went
-    away does not raise again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from ..errors import LiquidschedError
-
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(argv).parse_args(argv)
-    # Kept for the reports that say what was run (run's JSON metadata).
-    args.command_line = ["liquidsched", *argv]
-    try:
-        check_outputs(args)
-        return args.run(args)
-    except LiquidschedError as e:
-        err.print(f"liquidsched: error: {e}", markup=False, soft_wrap=True)
-        return 2
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_CLOSED_PIPE
-    except KeyboardInterrupt:
-        err.print("liquidsched: interrupted")
-        return 130
-
-
-__all__ = ["EXIT_CLOSED_PIPE", "build_parser", "main"]
+__all__ = ["EXIT_CLOSED_PIPE", "EXIT_INTERRUPTED", "build_parser", "main"]

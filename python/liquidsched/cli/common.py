@@ -6,26 +6,169 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
+from rich.table import Table
 
 from ..errors import InputError
 from ..io.output import check_output, plot_format
 
+#: The width of a console that is not a terminal (a pipe, a file) when ``COLUMNS`` does not set
+#: one: a table is as wide as its longest cells need, up to this.
+UNBOUNDED_WIDTH = 10_000
 
 
 class _Console(Console):
-    """A rich console that lets a closed pipe reach :func:`liquidsched.cli.main`, which ends
-    every command the same way then (rich would exit with status 1 by itself)."""
+    """A rich console that never cuts a number: written to a pipe or a file, it is as wide as the
+    output needs (not the 80 columns rich assumes, nor the width of the terminal the pipe leads
+    to); in a terminal, a table cell too wide for its column is folded onto the next line, never
+    shortened with "…". A closed pipe reaches :func:`liquidsched.cli.main`, which ends every
+    command the same way then (rich would exit with status 1 by itself)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._width is None and not self.is_terminal:
+            return ConsoleDimensions(UNBOUNDED_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        for o in objects:
+            if isinstance(o, Table):
+                fold_cells(o)
+        super().print(*objects, **kwargs)
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError
 
 
+def fold_cells(table: Table) -> Table:
+    """``table`` with every column, and every table nested in a cell, wrapping and folding its
+    cells rather than cutting them ("…"): the one rule of every table a command prints."""
+    for column in table.columns:
+        column.no_wrap = False
+        if column.overflow in ("ellipsis", "crop"):
+            column.overflow = "fold"
+        for cell in column._cells:
+            if isinstance(cell, Table):
+                fold_cells(cell)
+    return table
+
+
 out = _Console(highlight=False)
 err = _Console(stderr=True, highlight=False)
+
+
+def _one_line(prog: str, message: str) -> str:
+    return f"{prog}: error: {' '.join(message.split())} (see {prog} --help)\n"
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of every command and subcommand (:meth:`add_subparsers` passes the class on).
+
+    An option refused is one line naming the command, ``liquidsched plan: error: ... (see
+    liquidsched plan --help)``, status 2, not argparse's usage block; an argument left over is
+    blamed on the command that could not place it. An option added with ``verbatim=True`` takes
+    the next word as its value even when it starts with ``-``: the arguments of another program,
+    ``--launcher-args --distribution=arbitrary``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._verbatim: set[str] = set()
+
+    def add_argument(self, *args: Any, verbatim: bool = False, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if verbatim:
+            self._verbatim.update(action.option_strings)
+        return action
+
+    def parse_known_args(self, args: Sequence[str] | None = None,
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None and self._verbatim:
+            args = _join_verbatim(list(args), self._verbatim)
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(namespace, _LEFT_OVER_IN):
+            # The innermost parser gets here first; the outer ones copy its namespace.
+            setattr(namespace, _LEFT_OVER_IN, self.prog)
+        return namespace, extras
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        namespace, extras = self.parse_known_args(args, namespace)
+        prog = vars(namespace).pop(_LEFT_OVER_IN, self.prog)
+        if extras:
+            self.exit(2, _one_line(prog, f"unrecognized arguments: {' '.join(extras)}"))
+        return namespace
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, _one_line(self.prog, message))
+
+
+#: The namespace attribute naming the command that left an argument over.
+_LEFT_OVER_IN = "_liquidsched_left_over_in"
+
+
+def _join_verbatim(args: list[str], options: set[str]) -> list[str]:
+    """``--opt VALUE`` as ``--opt=VALUE`` for the ``options`` that take another program's
+    arguments, so that a VALUE starting with ``-`` is not read as an option."""
+    joined: list[str] = []
+    words = iter(args)
+    for word in words:
+        if word == "--":
+            joined += [word, *words]
+            break
+        if word in options:
+            value = next(words, None)
+            joined.append(word if value is None else f"{word}={value}")
+        else:
+            joined.append(word)
+    return joined
+
+
+class Later:
+    """Text made when first shown: the names in a help line (topologies, generators, schedulers)
+    whose modules building a parser need not load; argparse formats it like a string."""
+
+    def __init__(self, make: Callable[[], str]) -> None:
+        self._make = make
+
+    def __str__(self) -> str:
+        return self._make()
+
+    def __mod__(self, params: Any) -> str:
+        return str(self) % params
+
+    def strip(self) -> str:
+        return str(self).strip()
+
+
+class LaterChoices:
+    """The choices of an option, listed when first needed (an argument to check, help to show)."""
+
+    def __init__(self, make: Callable[[], Iterable[str]]) -> None:
+        self._make = make
+        self._names: list[str] | None = None
+
+    def _list(self) -> list[str]:
+        if self._names is None:
+            self._names = list(self._make())
+        return self._names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._list()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._list())
+
+    def __len__(self) -> int:
+        return len(self._list())
 
 #: Every command: the module of :mod:`liquidsched.cli` that defines it, and its one-line help.
 COMMANDS = {
@@ -154,20 +297,38 @@ def window_arg(text: str) -> int | str:
 
 def add_problem_options(p: argparse.ArgumentParser, topology_required: bool = True) -> None:
     """``--topology``, ``--alloc``, ``--traffic``, ``--size`` and ``--json``."""
-    from ..topologies import BUILDERS
-    from ..traffic import GENERATORS
-
     p.add_argument("--topology", required=topology_required, metavar="NAME|FILE",
-                   help=f"a built-in ({', '.join(BUILDERS)}), with parameters as NAME:k=v,..., or a YAML/JSON file")
+                   help=Later(lambda: f"a built-in ({', '.join(_topology_names())}), with parameters as "
+                                      "NAME:k=v,..., or a YAML/JSON file"))
     p.add_argument("--alloc", type=allocation_arg, metavar="N0,N1,...",
                    help="use the first N_i hosts of the i-th switch with hosts (paper 000 §7)")
     p.add_argument("--traffic", metavar="NAME|FILE",
-                   help=f"a generator ({', '.join(GENERATORS)}) or a CSV/JSON/YAML transfer file "
-                        "(default: half-all-to-all)")
+                   help=Later(lambda: f"a generator ({', '.join(_generator_names())}) or a CSV/JSON/YAML transfer "
+                                      "file (default: half-all-to-all)"))
     p.add_argument("--size", type=size_arg, metavar="BYTES",
                    help="transfer size of a generated traffic, or of a JSON/YAML file's transfers that give "
                         "none, e.g. 1MB, 64KiB (default: 1MB for a generator)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+# The names of built-ins, for help and choices: imported when shown or checked, not to build a
+# parser (the schedulers and the traffic generators pull in numpy and the core).
+def _topology_names() -> list[str]:
+    from ..topologies import BUILDERS
+
+    return list(BUILDERS)
+
+
+def _generator_names() -> list[str]:
+    from ..traffic import GENERATORS
+
+    return list(GENERATORS)
+
+
+def _scheduler_names() -> list[str]:
+    from ..schedulers import SCHEDULERS
+
+    return list(SCHEDULERS)
 
 
 def problem(args: argparse.Namespace):
@@ -188,11 +349,9 @@ def problem(args: argparse.Namespace):
 def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overhead: bool = True) -> None:
     """``--algorithm`` and the options of some algorithms: ``--seed``, ``--time-limit``,
     ``--node-limit`` and, unless the command has its own, ``--overhead``."""
-    from ..schedulers import SCHEDULERS
-
     shown = f" (default {default})" if default else ""
-    p.add_argument("--algorithm", choices=list(SCHEDULERS), default=None,
-                   help=f"the scheduler{shown}")
+    p.add_argument("--algorithm", choices=LaterChoices(_scheduler_names), default=None, metavar="NAME",
+                   help=Later(lambda: f"the scheduler: {', '.join(_scheduler_names())}{shown}"))
     p.add_argument("--seed", type=natural_arg, help="random: the seed (default 0)")
     p.add_argument("--time-limit", type=duration_arg, metavar="TIME",
                    help="liquid, cpsat: stop after TIME (such as 30s, 500ms or 2min; plain numbers are seconds) "
@@ -277,23 +436,29 @@ def schedule_from_args(args: argparse.Namespace, shared: tuple[str, ...] = ()):
     return plan(net, traffic, args.algorithm, **algorithm_options(args, args.algorithm, shared))
 
 
+#: The options that name a file to write: argument → (option, whether it is a plot, whose
+#: format is its extension's).
+OUTPUT_OPTIONS = {"output": ("--output", False), "plot": ("--plot", True),
+                  "timeline": ("--timeline", False), "timeline_plot": ("--timeline-plot", True)}
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse bad ``--output`` and ``--plot`` paths before any work starts."""
-    plot = getattr(args, "plot", None)
-    if plot:
-        plot_format(plot)
-        check_output(plot)
-    output = getattr(args, "output", None)
-    if output:
-        check_output(output)
-    if plot and output and plot != "-" and str(plot) == str(output):
-        raise InputError(f"--output and --plot are both {output}")
-    timeline, timeline_plot = getattr(args, "timeline", None), getattr(args, "timeline_plot", None)
-    if timeline:
-        check_output(timeline)
-    if timeline_plot:
-        plot_format(timeline_plot)
-        check_output(timeline_plot)
+    """Refuse, before any work starts, an output path (:data:`OUTPUT_OPTIONS`) that is empty,
+    cannot be written or has no plot format, and two options that name the same file."""
+    named: dict[str, str] = {}
+    for key, (flag, is_plot) in OUTPUT_OPTIONS.items():
+        path = getattr(args, key, None)
+        if path is None:
+            continue
+        path = str(path)
+        if not path.strip():
+            raise InputError(f"{flag}: the path is empty; give a file name, or - for standard output")
+        if is_plot:
+            plot_format(path)
+        check_output(path)
+        if path != "-" and path in named:
+            raise InputError(f"{named[path]} and {flag} are both {path}")
+        named[path] = flag
 
 
 def print_violations(where: str, violations: list[str]) -> None:

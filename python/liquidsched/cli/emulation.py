@@ -193,7 +193,7 @@ def add_launch_options(p: argparse.ArgumentParser, timeout_s: float | None) -> N
                    help="what starts the ranks: mpiexec (default: the one beside this Python, else on PATH), srun "
                         "(Slurm; not with --emulate or --prefix) or the path of an mpiexec-compatible launcher, "
                         "e.g. /opt/openmpi/bin/mpirun")
-    p.add_argument("--launcher-args", "--mpiexec-args", dest="mpiexec_args", metavar="'ARGS'",
+    p.add_argument("--launcher-args", "--mpiexec-args", dest="mpiexec_args", metavar="'ARGS'", verbatim=True,
                    help="further launcher arguments, e.g. '-f hostfile' (mpiexec) or '--distribution=arbitrary' "
                         "(srun; see liquidsched hostfile)")
     if timeout_s is not None:

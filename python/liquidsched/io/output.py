@@ -4,7 +4,9 @@ not a file.
 * ``-`` is standard output.
 * A regular file (or a new one) is written to a temporary file beside it and renamed over it, so
   a reader never sees half of it and a failure leaves nothing behind.
-* A symbolic link is followed: its target is written, the link stays.
+* A symbolic link is followed: its target is written, the link stays; the target of a dangling
+  link is created.
+* An empty path is refused.
 * A device, a FIFO or a socket is written in place (``/dev/null``, ``/dev/stdout``, a named pipe a
   reader waits on); it is never replaced by a file.
 * A directory, a path under a file, or a directory that does not exist or cannot be written is
@@ -81,11 +83,23 @@ def plot_format(path: str | os.PathLike) -> str:
     return suffix
 
 
+def _refuse_empty(path: str | os.PathLike) -> None:
+    if not str(path).strip():
+        raise InputError("an empty output path: give a file name, or - for standard output")
+
+
+def _target(p: Path) -> Path:
+    """The file ``p`` names: a symbolic link's target, followed to the end (a dangling link's
+    too), so that the link stays and its target is written."""
+    return Path(os.path.realpath(p)) if p.is_symlink() else p
+
+
 def check_output(path: str | os.PathLike) -> None:
     """Refuse, before any work, an output path that cannot be written.
 
     The directory must exist and accept a new file (tried for real: as root, permission bits do
-    not tell); an existing directory is refused; a device or FIFO must be writable.
+    not tell); an existing directory is refused; a device or FIFO must be writable; a symbolic
+    link is judged by its target.
 
     Examples
     --------
@@ -94,6 +108,7 @@ def check_output(path: str | os.PathLike) -> None:
     ...
     liquidsched.errors.InputError: /nonexistent-dir/x.json: directory /nonexistent-dir does not exist
     """
+    _refuse_empty(path)
     if str(path) == STDOUT:
         return
     p = Path(path)
@@ -104,11 +119,12 @@ def check_output(path: str | os.PathLike) -> None:
         if not os.access(p, os.W_OK):
             raise InputError(f"{p}: cannot write: permission denied")
         return
-    target = p.resolve() if kind == "regular" else p
+    target = _target(p)
     parent = target.parent
     parent_kind = _existing_kind(parent)
     if parent_kind is None:
-        raise InputError(f"{p}: directory {parent} does not exist")
+        link = f" (where the symbolic link leads: {target})" if target != p else ""
+        raise InputError(f"{p}: directory {parent} does not exist{link}")
     if parent_kind != "directory":
         raise InputError(f"{p}: {parent} is not a directory")
     try:
@@ -127,6 +143,7 @@ def write_output(path: str | os.PathLike, data: str | bytes) -> None:
     InputError
         naming the path and the system's reason, when it cannot be written.
     """
+    _refuse_empty(path)
     if str(path) == STDOUT:
         _write_stdout(data)
         return
@@ -134,25 +151,37 @@ def write_output(path: str | os.PathLike, data: str | bytes) -> None:
     kind = _existing_kind(p)
     if kind == "directory":
         raise InputError(f"{p}: is a directory")
+    target = p if kind == "special" else _target(p)
     try:
         if kind == "special":
             _write_in_place(p, data)
         else:
-            _write_atomic(p.resolve() if kind == "regular" else p, data)
+            _write_atomic(target, data)
     except OSError as e:
-        if e.errno == errno.ENOENT and not p.parent.exists():
-            raise InputError(f"{p}: directory {p.parent} does not exist") from None
+        if e.errno == errno.ENOENT and not target.parent.exists():
+            raise InputError(f"{p}: directory {target.parent} does not exist") from None
         raise InputError(f"{p}: cannot write: {_why(e)}") from None
 
 
 def _write_stdout(data: str | bytes) -> None:
-    sys.stdout.flush()
-    if isinstance(data, bytes):
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-    else:
-        sys.stdout.write(data)
-        sys.stdout.flush()
+    """Write ``data`` whole to standard output, or raise :class:`BrokenPipeError` when its
+    reader went away. Written to the file descriptor, not through ``sys.stdout``: unbuffered
+    (``PYTHONUNBUFFERED``), Python's stream takes a write the kernel cut short (the reader left)
+    as done and loses the rest without an error."""
+    stream = sys.stdout
+    stream.flush()
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream in memory (captured output)
+        if isinstance(data, bytes):
+            stream.buffer.write(data)
+        else:
+            stream.write(data)
+        stream.flush()
+        return
+    view = memoryview(data if isinstance(data, bytes) else data.encode("utf-8"))
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def _write_in_place(p: Path, data: str | bytes) -> None:
