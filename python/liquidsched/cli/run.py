@@ -148,13 +148,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     # (run_exchange checks again, by the same rule, once the network is up).
     check_memory_on(network, plan)
     title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
-             f"({schedule.length} frames)")
+             f"({plural(schedule.length, 'frame')})")
     started = utc_now()
     with emulated_hosts(schedule.network, args.emulate, args.prefix, args) as namespace:
         if namespace is not None:
-            err.print(f"emulated network up: {len(namespace)} namespaces")
-        err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers: "
-                  f"{', '.join(args.modes)}, {args.warmup} warm-up and {args.repeats} timed runs each")
+            err.print(f"emulated network up: {plural(len(namespace), 'namespace')}")
+        err.print(f"running {schedule.info.algorithm} on {plural(len(schedule.traffic), 'transfer')}: "
+                  f"{', '.join(args.modes)}, {args.warmup} warm-up and {plural(args.repeats, 'timed run')} each")
         try:
             result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
                                   timeout_s=args.timeout, mpiexec_args=mpiexec_args,
@@ -282,9 +282,9 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
     own = (lambda s: stepped_schedules(args, s, args.modes)) if stepped else None
     started = utc_now()
     with emulated_hosts(schedule.network, args.emulate, args.prefix, args) as namespace:
-        err.print(f"running {schedule.info.algorithm} on {len(schedule.traffic)} transfers at {len(sizes)} sizes "
-                  f"({format_size(sizes[0])} to {format_size(sizes[-1])}): {', '.join(args.modes)}, "
-                  f"{args.warmup} warm-up and {args.repeats} timed runs each")
+        err.print(f"running {schedule.info.algorithm} on {plural(len(schedule.traffic), 'transfer')} at "
+                  f"{plural(len(sizes), 'size')} ({format_size(sizes[0])} to {format_size(sizes[-1])}): "
+                  f"{', '.join(args.modes)}, {args.warmup} warm-up and {plural(args.repeats, 'timed run')} each")
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err, transient=True) as progress:
             task = progress.add_task(f"size {format_size(sizes[0])}", total=len(sizes))
@@ -401,7 +401,9 @@ def sizes_table(result: Any, title: str) -> Table:
             ratio = "n/a" if row["ratio_to_bound"] is None else f"{row['ratio_to_bound']:.1%}"
             check = {True: "exact", False: "WRONG", None: "not checked"}[row["verified"]]
             table.add_row(format_size(point.size_bytes) if k == 0 else "", row["mode"],
-                          *(format_time(row[key]) for key in ("mean_s", "std_s", "min_s", "median_s", "p95_s")),
+                          # One run has no spread: a std of 0 would claim one.
+                          *("one run" if key == "std_s" and len(row["times_s"]) == 1 else format_time(row[key])
+                            for key in ("mean_s", "std_s", "min_s", "median_s", "p95_s")),
                           mbps(row["throughput_Bps"]), ratio, check, end_section=k == len(rows) - 1)
     return table
 
@@ -451,7 +453,8 @@ def result_table(result: ExchangeResult, predicted: dict[str, float | None], tit
         ratio = f"{m.ratio_to_bound:.1%}" if m.comparable else "n/a"
         guess = predicted.get(m.mode)
         table.add_row(m.mode, m.algorithm, str(len(m.times_s)), f"{m.median_s * 1e3:.2f} ms",
-                      f"{min(m.times_s) * 1e3:.2f} – {max(m.times_s) * 1e3:.2f} ms", mbps(m.throughput_Bps),
+                      "one run" if len(m.times_s) == 1 else f"{min(m.times_s) * 1e3:.2f} – {max(m.times_s) * 1e3:.2f} ms",
+                      mbps(m.throughput_Bps),
                       ratio, "—" if guess is None else f"{guess:.1%}", check)
     return table
 

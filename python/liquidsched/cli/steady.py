@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InputError
+from ..wording import plural
 from .common import command_help, count_arg, err, host_list_arg, number_arg, out, print_json, size_arg
 
 OPERATIONS = ("scatter", "all-to-all", "reduce")
@@ -86,6 +87,11 @@ def report_of(state, baseline, operations: int) -> dict[str, Any]:
     return report
 
 
+def operations(count: int, word: str) -> str:
+    """``count`` operations of a series, ``word`` its plural (``scatters``): ``1 scatter``."""
+    return plural(count, word.removesuffix("s"), word)
+
+
 def print_report(state, report: dict[str, Any]) -> None:
     from rich.table import Table
 
@@ -96,14 +102,14 @@ def print_report(state, report: dict[str, Any]) -> None:
     t.add_row("participants", f"{len(series.participants)}" + (f", {'source' if series.kind == 'scatter' else 'target'} "
                                                              f"{series.root}" if series.root else ""))
     t.add_row("ρ (optimal, proven)", f"{rho} {word}/s = {float(rho):.6g} {word}/s")
-    t.add_row("period T", f"{state.period.length_s} s, {state.period.operations} {word}")
+    t.add_row("period T", f"{state.period.length_s} s, {operations(state.period.operations, word)}")
     t.add_row("weighted trees", f"{len(state.trees)}")
     d = state.decomposition
     t.add_row("matchings", f"{len(d.matchings)}, {float(d.length_s):.6g} s"
               + (f" over {d.repeat} periods" if d.repeat > 1 else ""))
     if state.fixed is not None:
         f = state.fixed
-        t.add_row("fixed period", f"{f.length_s} s, {f.operations} {word}: {float(f.throughput):.6g}/s, "
+        t.add_row("fixed period", f"{f.length_s} s, {operations(f.operations, word)}: {float(f.throughput):.6g}/s, "
                   f"{float(f.throughput / rho):.1%} of ρ (loss ≤ {float(f.bound):.3g}/s)")
     b = report["baseline"]
     t.add_row(b["name"], f"{float(Fraction(b['throughput_per_s'])):.6g} {word}/s; ρ is {b['gain']:.2f}×")
@@ -139,7 +145,7 @@ def run_report(state, baseline, args: argparse.Namespace, launcher) -> dict[str,
         kind = network_kind(namespaces, False, extra_args, launcher)
         where = {"emulated": "emulated platform", "local": "this machine (not the platform: times not comparable)",
                  "undeclared": "the launcher's placement (not the platform: times not comparable)"}[kind]
-        err.print(f"running {args.operations:,} {series.operations_word} on {where} …")
+        err.print(f"running {operations(args.operations, series.operations_word)} on {where} …")
         raw = run_series(platform, series, runs, args.operations, namespaces, timeout_s=args.timeout,
                          launcher=launcher, extra_args=extra_args)
     rho = float(state.throughput)
@@ -161,7 +167,7 @@ def print_run(report: dict[str, Any], word: str) -> None:
 
     run = report["run"]
     t = Table("schedule", "time", f"{word}/s", "of ρ", "model", "results right",
-              title=f"{report['operations'][-1]['operations']:,} {word}, measured ({run['where']}; "
+              title=f"{operations(report['operations'][-1]['operations'], word)}, measured ({run['where']}; "
                     f"{run['mpi_library']})")
     for name, row in run["runs"].items():
         model = f"{row['model_time_s']:.3f} s" if "model_time_s" in row else "—"
@@ -194,7 +200,7 @@ def cmd_steady(args: argparse.Namespace) -> int:
     if args.output:
         schedule = state.schedule()
         schedule.save(args.output)
-        err.print(f"wrote one period ({len(schedule.frames)} frames) to {args.output}")
+        err.print(f"wrote one period ({plural(len(schedule.frames), 'frame')}) to {args.output}")
     if args.plot:
         from ..plot import plot_steady
 

@@ -142,9 +142,13 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
             if failure is None and (raw is None or raw.get("running")):
                 failure = "ended without writing its results"
             if failure is not None:
+                # Only modes with a timed run were measured: the one that failed, or one with no
+                # run written, is not announced as kept.
+                running = raw.get("running") if raw else None
+                measured = {m: r for m, r in measured.items() if r.get("times_s") and m != running}
                 merged = raw | {"modes": measured} if raw else {"modes": measured}
                 partial = exchange_result(schedule, plan, merged, network, schedules) if measured else None
-                where = f" in mode {raw['running']}" if raw and raw.get("running") else ""
+                where = f" in mode {running}" if running else ""
                 kept = f" ({', '.join(measured)} measured before)" if partial else ""
                 raise ExchangeFailedError(f"the MPI run failed{where}: {failure}{kept}", partial)
     assert raw is not None

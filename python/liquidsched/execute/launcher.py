@@ -93,7 +93,9 @@ def resolve_launcher(name: str | None = None) -> Launcher:
         return Launcher("srun", found)
     path = Path(name).expanduser() if "/" in name else Path(shutil.which(name) or name)
     if not path.is_file():
-        raise InputError(f"launcher {name}: no such file (expected mpiexec, srun or the path of an "
+        what = ("a directory" if path.is_dir() else "not a regular file" if path.exists() else "no such file"
+                if "/" in name else "not found on PATH nor in this directory")
+        raise InputError(f"launcher {name}: {what} (expected mpiexec, srun or the path of an "
                          "mpiexec-compatible launcher)")
     if not os.access(path, os.X_OK):
         raise InputError(f"launcher {name}: not executable")

@@ -177,7 +177,8 @@ def parse_document(text: str, where: str, json_only: bool = False, error: type[E
         line = f" at line {e.line}" if e.line else ""
         raise error(f"{where}: key {e.key!r} appears twice in one mapping{line}") from None
     except json.JSONDecodeError as e:
-        raise error(f"{where}: not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+        # json's own message may end where its place begins ("Unterminated string starting at").
+        raise error(f"{where}: not valid JSON: {e.msg.removesuffix(' at')} at line {e.lineno}, column {e.colno}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         place = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -61,7 +61,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from ..errors import TopologyError
+from ..errors import RoutingError, TopologyError
 from ..io.output import write_output
 from ..network import HOST, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
@@ -411,6 +411,20 @@ def _walk_routes(ends: _Ends, links: dict, routes: dict) -> tuple[dict, dict]:
     return crossed, used
 
 
+def _refuse_missing_routes(hosts: dict[str, str], routes: dict, zwhere: str) -> None:
+    """Refuse, naming the file, a sender without a route to a receiver: a host that is the
+    source of some route sends, the destination of some route receives (as the SimGrid reader
+    tells roles), and each such pair needs a route of its own (a host's route to itself aside:
+    it goes through its switch)."""
+    senders = {s for s, d in routes if s != d}
+    receivers = {d for s, d in routes if s != d}
+    for s in hosts:
+        for d in hosts:
+            if s != d and s in senders and d in receivers and (s, d) not in routes:
+                raise RoutingError(f"{zwhere}: no route from {s} to {d}; every host that sends needs a route to "
+                                   "every host that receives")
+
+
 def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[str], links: dict,
               routes: dict, zwhere: str) -> Network:
     ends = _Ends(zwhere)
@@ -423,6 +437,7 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
                 if props[key] not in hosts and props[key] not in routers:
                     raise E(f"{zwhere}: link {lid!r}: property {key} names an unknown node {props[key]!r}")
                 ends.union((lid, k), props[key], f"link {lid!r}, property {key}")
+    _refuse_missing_routes(hosts, routes, zwhere)
     # By the names SimGrid gives links, so that both readers find the same loopbacks.
     sg_routes = {key: [_simgrid_name(lid, direction) for lid, direction in hops] for key, hops in routes.items()}
     loopbacks = find_loopbacks(sg_routes, {}, zwhere)

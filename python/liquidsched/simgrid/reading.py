@@ -428,10 +428,13 @@ class _Assembly:
                         "(SHARED, SPLITDUPLEX and FATPIPE are)")
             if not link.bandwidth_Bps > 0:
                 raise E(f"{what}: link {name!r} has bandwidth {link.bandwidth_Bps!r}; a positive one is needed")
+            if not 0 <= link.latency_s < float("inf"):
+                raise E(f"{what}: link {name!r} has latency {link.latency_s!r} s; a finite latency of at least 0 "
+                        "is needed")
         carried = sum(self.platform.links[name].latency_s for name in links)
         if abs(latency - carried) > LATENCY_RTOL * max(latency, carried) + 1e-15:
             raise E(f"{what}: SimGrid gives it {latency:g} s of latency, its links {carried:g} s; latency "
-                    "not carried by links (coordinates?) is not modelled")
+                    "not carried by links (such as the Vivaldi coordinates of a zone) is not modelled")
 
     # -- the layout
 
