@@ -25,7 +25,7 @@ from ..execute import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ExchangeFailedError, Ex
                        prediction_of_mode, run_exchange)
 from ..io.files import write_document
 from ..schedule import Schedule
-from ..wording import plural
+from ..wording import percent, plural
 from .common import (add_schedule_options, algorithm_options, command_help, count_arg, err, mbps, natural_arg, out,
                      print_json, print_violations, schedule_from_args)
 from ..execute.plan import STEPPED_MODES
@@ -398,7 +398,7 @@ def sizes_table(result: Any, title: str) -> Table:
     for point in result.points:
         rows = point.mode_rows()
         for k, row in enumerate(rows):
-            ratio = "n/a" if row["ratio_to_bound"] is None else f"{row['ratio_to_bound']:.1%}"
+            ratio = "n/a" if row["ratio_to_bound"] is None else percent(row["ratio_to_bound"])
             check = {True: "exact", False: "WRONG", None: "not checked"}[row["verified"]]
             table.add_row(format_size(point.size_bytes) if k == 0 else "", row["mode"],
                           # One run has no spread: a std of 0 would claim one.
@@ -450,12 +450,12 @@ def result_table(result: ExchangeResult, predicted: dict[str, float | None], tit
                   title=title, caption=f"network: {result.network}")
     for m in result.modes:
         check = {True: "exact", False: "WRONG", None: "not checked"}[m.verified]
-        ratio = f"{m.ratio_to_bound:.1%}" if m.comparable else "n/a"
+        ratio = percent(m.ratio_to_bound) if m.comparable else "n/a"
         guess = predicted.get(m.mode)
         table.add_row(m.mode, m.algorithm, str(len(m.times_s)), f"{m.median_s * 1e3:.2f} ms",
                       "one run" if len(m.times_s) == 1 else f"{min(m.times_s) * 1e3:.2f} – {max(m.times_s) * 1e3:.2f} ms",
                       mbps(m.throughput_Bps),
-                      ratio, "—" if guess is None else f"{guess:.1%}", check)
+                      ratio, "—" if guess is None else percent(guess), check)
     return table
 
 

@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import InputError
-from ..wording import plural
+from ..wording import percent, plural
 from .common import command_help, count_arg, err, host_list_arg, number_arg, out, print_json, size_arg
 
 OPERATIONS = ("scatter", "all-to-all", "reduce")
@@ -110,7 +110,7 @@ def print_report(state, report: dict[str, Any]) -> None:
     if state.fixed is not None:
         f = state.fixed
         t.add_row("fixed period", f"{f.length_s} s, {operations(f.operations, word)}: {float(f.throughput):.6g}/s, "
-                  f"{float(f.throughput / rho):.1%} of ρ (loss ≤ {float(f.bound):.3g}/s)")
+                  f"{percent(f.throughput / rho, exact_one=f.throughput == rho)} of ρ (loss ≤ {float(f.bound):.3g}/s)")
     b = report["baseline"]
     t.add_row(b["name"], f"{float(Fraction(b['throughput_per_s'])):.6g} {word}/s; ρ is {b['gain']:.2f}×")
     times = report["times_s"]
@@ -120,7 +120,7 @@ def print_report(state, report: dict[str, Any]) -> None:
               "(fill and drain included)")
     for row in report["operations"]:
         k.add_row(f"{row['operations']:,}", f"{row['periods']:,}", f"{row['time_s']:.6g} s",
-                  f"{row['throughput_per_s']:.6g}", f"{row['of_rho']:.1%}")
+                  f"{row['throughput_per_s']:.6g}", percent(row['of_rho']))
     out.print(k)
 
 
@@ -171,7 +171,7 @@ def print_run(report: dict[str, Any], word: str) -> None:
                     f"{run['mpi_library']})")
     for name, row in run["runs"].items():
         model = f"{row['model_time_s']:.3f} s" if "model_time_s" in row else "—"
-        of_rho = "n/a" if row["of_rho"] is None else f"{row['of_rho']:.1%}"
+        of_rho = "n/a" if row["of_rho"] is None else percent(row["of_rho"])
         t.add_row(name, f"{row['time_s']:.3f} s", f"{row['throughput_per_s']:.4g}", of_rho, model,
                   f"{row['checked_right']:,} of {row['expected']:,}")
     out.print(t)
