@@ -98,10 +98,15 @@ def short_piece(doc):
     doc["frames"][0][0]["bytes"] -= 1
 
 
+def long_piece(doc):
+    doc["frames"][0][0]["bytes"] += 1
+
+
 UNDELIVERED = {"missing": (drop_last_frame, "is missing (never delivered)"),
                "no frames": (no_frames, "is missing (never delivered)"),
                "twice": (first_frame_twice, "is delivered more than once"),
-               "short": (short_piece, "delivers 999999 of 1000000 bytes")}
+               "short": (short_piece, "delivers 999999 of 1000000 bytes"),
+               "long": (long_piece, "delivers 1000001 of 1000000 bytes (more than its size, frame 1)")}
 MODELS = [["--model", "frames"], ["--model", "circuit"], ["--model", "fluid"],
           ["--model", "fluid", "--policy", "all-at-once"], ["--model", "fluid", "--policy", "per-sender"],
           ["--backend", "simgrid"]]

@@ -80,8 +80,12 @@ def delivery_violations(schedule: Schedule) -> list[Violation]:
             violations.append(Violation("missing", f"transfer {name} delivers {got} of {t.size_bytes} bytes"))
         elif got > t.size_bytes:
             frames = ", ".join(map(str, frames_of[i]))
-            violations.append(Violation(
-                "duplicated", f"transfer {name} is delivered more than once ({got} of {t.size_bytes} bytes, frames {frames})"))
+            if len(frames_of[i]) == 1:
+                violations.append(Violation("bad-bytes", f"transfer {name} delivers {got} of {t.size_bytes} bytes "
+                                                         f"(more than its size, frame {frames})"))
+            else:
+                violations.append(Violation("duplicated", f"transfer {name} is delivered more than once "
+                                                          f"({got} of {t.size_bytes} bytes, frames {frames})"))
     return violations
 
 
