@@ -89,6 +89,20 @@ fn refuse_special(path: &str, info: &Metadata) -> Result<(), String> {
     Err(format!("{path}: is {what}, not a regular file"))
 }
 
+/// `n` with thousands separators: `67,108,864`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `n` bytes with a binary unit: `64 MiB`, `1.5 KiB`.
 fn size_text(n: u64) -> String {
     for (scale, unit) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
         if n >= scale {
@@ -102,14 +116,20 @@ fn size_text(n: u64) -> String {
     format!("{n} bytes")
 }
 
+/// Exact byte counts, as the Python package says it: a rounded "64 MiB, more than 64 MiB"
+/// would not say which is larger.
 fn too_large(path: &str, cap: u64, size: Option<u64>) -> String {
     let have = size
-        .map(|s| format!("{}, ", size_text(s)))
+        .map(|s| format!("{} bytes, ", grouped(s)))
         .unwrap_or_default();
+    let limit = if cap >= 1 << 10 {
+        format!("{} bytes ({})", grouped(cap), size_text(cap))
+    } else {
+        format!("{} bytes", grouped(cap))
+    };
     format!(
-        "{path}: {have}more than the {} liquidsched reads from one input (set {MAX_INPUT_VARIABLE}, \
-         e.g. {MAX_INPUT_VARIABLE}=1GiB, to read more)",
-        size_text(cap)
+        "{path}: {have}more than the {limit} liquidsched reads from one input (set {MAX_INPUT_VARIABLE}, \
+         e.g. {MAX_INPUT_VARIABLE}=1GiB, to read more)"
     )
 }
 
@@ -185,7 +205,10 @@ mod tests {
         let p = path.to_str().unwrap();
         assert_eq!(read_file_capped(p, 2048).unwrap().len(), 2048);
         let e = read_file_capped(p, 1024).unwrap_err();
-        assert!(e.contains("2 KiB, more than the 1 KiB"), "{e}");
+        assert!(
+            e.contains("large.txt: 2,048 bytes, more than the 1,024 bytes (1 KiB) liquidsched"),
+            "{e}"
+        );
         assert!(e.contains("LIQUIDSCHED_MAX_INPUT_BYTES"), "{e}");
     }
 

@@ -470,7 +470,10 @@ mod tests {
         let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
         file.set_len(input::DEFAULT_MAX_INPUT_BYTES + 1).unwrap();
         for message in [selection_refusal(&path), fabric_refusal(&path)] {
-            assert!(message.contains("more than the 64 MiB"), "{message}");
+            assert!(
+                message.contains("67,108,865 bytes, more than the 67,108,864 bytes (64 MiB)"),
+                "{message}"
+            );
             assert!(message.contains("LIQUIDSCHED_MAX_INPUT_BYTES"), "{message}");
         }
         std::fs::remove_file(&path).unwrap();

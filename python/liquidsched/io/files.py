@@ -54,8 +54,10 @@ def _size_text(n: int) -> str:
 
 
 def _too_large(where: str, cap: int, size: int | None, error: type[Exception]) -> Exception:
-    have = f"{_size_text(size)}, " if size is not None else ""
-    return error(f"{where}: {have}more than the {_size_text(cap)} liquidsched reads from one input "
+    # Exact byte counts: a rounded "64 MiB, more than 64 MiB" would not say which is larger.
+    have = f"{size:,} bytes, " if size is not None else ""
+    limit = f"{cap:,} bytes" + (f" ({_size_text(cap)})" if cap >= 2**10 else "")
+    return error(f"{where}: {have}more than the {limit} liquidsched reads from one input "
                  f"(set {MAX_INPUT_VARIABLE}, e.g. {MAX_INPUT_VARIABLE}=1GiB, to read more)")
 
 
