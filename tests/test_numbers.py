@@ -254,3 +254,18 @@ def test_time_options_take_units(capsys):
 def test_shuffle_packet_run_away_is_one_error_on_the_command_line(capsys):
     status, err = run_cli(capsys, "plan", "--topology", "two-switch", "--algorithm", "shuffle", "--packet-bytes", "1")
     assert status == 2 and "--packet-bytes" in err and "1,000,000" in err
+
+
+@pytest.mark.parametrize("capacity", [1e-300, 1e300, 0.1])
+def test_a_link_outside_the_rate_bounds_is_refused_however_it_is_built(capacity):
+    from liquidsched.topologies import crossbar
+
+    with pytest.raises(TopologyError, match=r"capacity_Bps: expected a rate from 0\.125 to 1e\+15 B/s"):
+        crossbar(4, capacity_Bps=capacity)
+
+
+def test_a_latency_of_1e300_seconds_is_refused_not_printed():
+    net = ls.build_topology("crossbar:n=2")
+    links = [ls.Link(l.id, l.src, l.dst, l.capacity_Bps, 1e300) for l in net.links.values()]
+    with pytest.raises(TopologyError, match=r"latency_s: expected a duration from 0 to 1,000,000 s, got 1e\+300"):
+        ls.Network(list(net.nodes.values()), links)

@@ -318,7 +318,7 @@ def test_cli_steady_reduce_on_a_topology_with_speeds_and_a_fixed_period(capsys, 
     (["scatter", "--topology", "chain:n=3", "--source", "P9"], "'P9' is not a node"),
     (["scatter", "--topology", "chain:n=3", "--task-flops", "1"], "computes nothing"),
     (["all-to-all", "--topology", "chain:n=3", "--target", "P0"], "no --source or --target"),
-    (["reduce", "--topology", "chain:n=3,speed=1"], "expected key=value"),
+    (["reduce", "--topology", "chain:n=3,speed=1"], "unknown parameter 'speed'"),
     (["reduce", "--topology", "two-switch", "--task-flops", "1"], "no processor"),
     (["reduce", "--topology", "hierarchical:shared_uplinks=true", "--task-flops", "1"], "shared duplex"),
 ])

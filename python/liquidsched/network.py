@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from .errors import RoutingError, TopologyError
 from .routing import Routing, ShortestPath, check_route, check_switch_path, composes, routes_of, switch_paths_to
+from .units import parse_duration, parse_rate, parse_speed
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -199,6 +200,11 @@ class Network:
             if node.speed_flops is not None and not (node.kind == HOST and node.speed_flops > 0):
                 raise TopologyError(f"{where}.speed_flops: expected a positive speed on a host, "
                                     f"got {node.speed_flops!r} on a {node.kind}")
+            if node.speed_flops is not None:
+                try:
+                    parse_speed(node.speed_flops, f"{where}.speed_flops")
+                except ValueError as e:
+                    raise TopologyError(str(e)) from None
             self._node_index[node.id] = len(self.nodes)
             self.nodes[node.id] = node
             self._out[node.id] = []
@@ -224,6 +230,12 @@ class Network:
             lat = link.latency_s
             if isinstance(lat, bool) or not isinstance(lat, (int, float)) or not math.isfinite(lat) or lat < 0:
                 raise TopologyError(f"{where}.latency_s: expected a non-negative number, got {lat!r}")
+            # The bounds of the one numeric rule, whoever built the link (a file, a builder, Python).
+            try:
+                parse_rate(cap, f"{where}.capacity_Bps")
+                parse_duration(lat, f"{where}.latency_s")
+            except ValueError as e:
+                raise TopologyError(str(e)) from None
             slots = link.slots
             if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int)
                                       or not 1 <= slots <= MAX_SLOTS):
