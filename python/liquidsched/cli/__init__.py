@@ -16,7 +16,10 @@ need them, so ``--help`` starts fast.
 # main like Ctrl-C at any other moment.
 from __future__ import annotations
 
+import os
 import sys
+
+import _signal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,6 +30,15 @@ if TYPE_CHECKING:  # pragma: no cover
 EXIT_CLOSED_PIPE = 141
 #: Exit status of a command stopped by Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
+
+# Run as the console script, whose next statements call main(): until main is running, Ctrl-C
+# ends the process as the system's default does, quietly (status 128 + 2 in the shell), not
+# with a KeyboardInterrupt traceback from the script's own lines. Imported by anything else (a
+# test, a notebook), the module leaves signals alone.
+_QUIET_UNTIL_MAIN = (os.path.basename(sys.argv[0]) in ("liquidsched", "liquidsched.exe")
+                     and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler)
+if _QUIET_UNTIL_MAIN:
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     SystemExit
         from the parser: after ``--help`` (status 0) or an option it refuses (status 2, one line).
     """
+    global _QUIET_UNTIL_MAIN
     try:
+        if _QUIET_UNTIL_MAIN:
+            _QUIET_UNTIL_MAIN = False
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
         return _run(sys.argv[1:] if argv is None else list(argv))
     except KeyboardInterrupt:
         _say("liquidsched: interrupted")
@@ -117,8 +133,6 @@ def _say(line: str) -> None:
 def _silence_stdout() -> None:
     """Point standard output at /dev/null, so that flushing it at exit after the reader went
     away does not raise again."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
