@@ -8,6 +8,9 @@ use std::fs::{File, Metadata};
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
 
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+
 use crate::units::parse_bytes;
 
 /// The most bytes one input file may hold unless the environment says otherwise.
@@ -151,6 +154,81 @@ fn decode(bytes: Vec<u8>, path: &str) -> Result<String, String> {
             ))
         }
     }
+}
+
+/// A JSON value that refuses a key given twice in one object, as the Python package's reader
+/// does: the YAML and JSON specifications say keys are unique, and serde_json keeps the last.
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if out.contains_key(&key) {
+                return Err(A::Error::custom(format!(
+                    "key {key:?} appears twice in one object"
+                )));
+            }
+            let Strict(value) = map.next_value()?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// Parse JSON text, refusing a key given twice in one object (the message names the line).
+///
+/// ```
+/// use liquidsched_capi::input::parse_json;
+/// assert_eq!(parse_json(r#"{"a": [1, {"b": 2}]}"#).unwrap()["a"][1]["b"], 2);
+/// assert!(parse_json("{\"a\": 1,\n \"a\": 2}").unwrap_err().to_string().starts_with("key \"a\" appears twice"));
+/// ```
+pub fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let Strict(value) = Strict::deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(value)
 }
 
 #[cfg(test)]

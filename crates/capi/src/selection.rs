@@ -96,7 +96,7 @@ fn first_line(text: &str) -> &str {
 impl Selection {
     /// Read a table's JSON text; `path` names it in messages.
     pub fn parse(text: &str, path: &str) -> Result<Selection, String> {
-        let doc: Value = serde_json::from_str(text)
+        let doc: Value = crate::input::parse_json(text)
             .map_err(|e| format!("{path}: not a selection table ({e})"))?;
         if doc.get("format").and_then(Value::as_str) != Some(FORMAT) {
             return Err(format!("{path}: not a selection table (expected \"format\": \"{FORMAT}\"; liquidsched tune writes one)"));
@@ -353,6 +353,12 @@ mod tests {
             (
                 &table(&row(1, &[("frames", 1.0)])).replace("\"ranks\": 8", "\"ranks\": \"8\"")[..],
                 "the ranks",
+            ),
+            // serde_json alone would keep the second: a table is refused as the Python package refuses it.
+            (
+                &table(&row(1, &[("frames", 1.0)]))
+                    .replace("\"ranks\": 8", "\"ranks\": 8, \"ranks\": 4")[..],
+                "key \"ranks\" appears twice in one object at line",
             ),
         ] {
             let e = Selection::parse(text, "t.json").unwrap_err();
