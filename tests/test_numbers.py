@@ -269,3 +269,11 @@ def test_a_latency_of_1e300_seconds_is_refused_not_printed():
     links = [ls.Link(l.id, l.src, l.dst, l.capacity_Bps, 1e300) for l in net.links.values()]
     with pytest.raises(TopologyError, match=r"latency_s: expected a duration from 0 to 1,000,000 s, got 1e\+300"):
         ls.Network(list(net.nodes.values()), links)
+
+
+@pytest.mark.parametrize("size", [float("inf"), 0, 1.5, 10**30, "1.5B"])
+def test_generators_read_their_size_by_the_rule(size):
+    net = ls.build_topology("crossbar:n=3")
+    with pytest.raises(TrafficError, match="^half-all-to-all: size_bytes: "):
+        ls.half_all_to_all(net, size_bytes=size)
+    assert ls.half_all_to_all(net, size_bytes="1MB").total_bytes == 9 * 10**6

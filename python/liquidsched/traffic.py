@@ -421,6 +421,15 @@ def allocation_hosts(net: Network, allocation: Sequence[int]) -> list[str]:
     return chosen
 
 
+def _size(size_bytes: Any, generator: str) -> int:
+    """A generator's transfer size by the one numeric rule (:func:`~liquidsched.units.parse_size`):
+    ``"1MB"`` is 10**6 bytes, and 0, 1.5 or inf are refused here rather than by the traffic's check."""
+    try:
+        return parse_size(size_bytes, f"{generator}: size_bytes")
+    except ValueError as e:
+        raise TrafficError(str(e)) from None
+
+
 def _roles(net: Network, hosts: Sequence[str] | None) -> tuple[list[str], list[str]]:
     """The senders and receivers among ``hosts`` (every host when None). A string is refused, not
     read as a list of one-letter hosts: ``scatter(net, "t1", "r1")`` means ``hosts=["r1"]``, and
@@ -449,6 +458,7 @@ def half_all_to_all(net: Network, hosts: Sequence[str] | None = None, size_bytes
     give N² transfers; ``include_self=False`` leaves those out. The transfers are made as
     columns (:meth:`Traffic.from_arrays`), sender by sender.
     """
+    size_bytes = _size(size_bytes, "half-all-to-all")
     senders, receivers = _roles(net, hosts)
     table = list(dict.fromkeys(senders + receivers))
     index = {h: i for i, h in enumerate(table)}
@@ -491,8 +501,9 @@ def all_to_all(net: Network, hosts: Sequence[str] | None = None, size_bytes: int
 def scatter(net: Network, root: str, hosts: Sequence[str] | None = None,
             size_bytes: int = DEFAULT_SIZE_BYTES) -> Traffic:
     """``root`` sends one message to every other receiving host."""
+    size_bytes = _size(size_bytes, "scatter")
     _, receivers = _roles(net, hosts)
-    if root not in net.nodes:
+    if not isinstance(root, str) or root not in net.nodes:
         raise TrafficError(f"scatter: unknown root host {root!r}")
     return Traffic([Transfer(root, d, size_bytes) for d in receivers if d != root], f"scatter-{root}")
 
@@ -500,8 +511,9 @@ def scatter(net: Network, root: str, hosts: Sequence[str] | None = None,
 def gather(net: Network, root: str, hosts: Sequence[str] | None = None,
            size_bytes: int = DEFAULT_SIZE_BYTES) -> Traffic:
     """Every other sending host sends one message to ``root``."""
+    size_bytes = _size(size_bytes, "gather")
     senders, _ = _roles(net, hosts)
-    if root not in net.nodes:
+    if not isinstance(root, str) or root not in net.nodes:
         raise TrafficError(f"gather: unknown root host {root!r}")
     return Traffic([Transfer(s, root, size_bytes) for s in senders if s != root], f"gather-{root}")
 
@@ -510,6 +522,7 @@ def permutation(net: Network, hosts: Sequence[str] | None = None, seed: int = 0,
                 size_bytes: int = DEFAULT_SIZE_BYTES) -> Traffic:
     """Each sending host sends to one distinct receiving host, chosen by a seeded shuffle that
     avoids sending to itself where it can."""
+    size_bytes = _size(size_bytes, "permutation")
     senders, receivers = _roles(net, hosts)
     rng = random.Random(seed)
     targets = list(receivers)
@@ -524,6 +537,7 @@ def random_matrix(net: Network, hosts: Sequence[str] | None = None, seed: int = 
                   min_bytes: int = DEFAULT_SIZE_BYTES // 10, max_bytes: int = DEFAULT_SIZE_BYTES) -> Traffic:
     """A seeded random transfer matrix: each (sender, other receiver) pair is present with
     probability ``density``, its size uniform in ``[min_bytes, max_bytes]``."""
+    min_bytes, max_bytes = _size(min_bytes, "random matrix: min_bytes"), _size(max_bytes, "random matrix: max_bytes")
     if not 0 < density <= 1 or not 0 < min_bytes <= max_bytes:
         raise TrafficError("random matrix: need 0 < density <= 1 and 0 < min_bytes <= max_bytes")
     senders, receivers = _roles(net, hosts)
@@ -553,6 +567,7 @@ def skewed(net: Network, hosts: Sequence[str] | None = None, seed: int = 0, alph
     """
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
         raise TrafficError(f"skewed: alpha must be a finite number >= 0, got {alpha!r}")
+    size_bytes = _size(size_bytes, "skewed")
     senders, receivers = _roles(net, hosts)
     order = list(receivers)
     random.Random(seed).shuffle(order)
