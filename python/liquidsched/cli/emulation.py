@@ -42,20 +42,29 @@ def _reason(e: Exception) -> str:
     return text.split(": ", 1)[1] if ": " in text else text
 
 
+#: The largest --time-scale: a link a million times slower is already slower than any measurement wants.
+MAX_TIME_SCALE = 1e6
+
+
 def _time_scale(text: str) -> float:
     from ..emulate import check_time_scale
+    from ..units import parse_number
 
-    return check_time_scale(text)
+    return check_time_scale(parse_number(text, "time scale", least=1, most=MAX_TIME_SCALE))
 
 
 def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise InputError(f"{text}: expected a whole number of at least 1")
-    return value
+    """``--queue-packets``: a count of frames, by the one numeric rule."""
+    from ..units import parse_count
+
+    return parse_count(text, "frames", least=1, most=2**31 - 1)
+
+
+def _bytes(text: str) -> int:
+    """``--queue-bytes``: a size, units allowed (``64KiB``), by the one numeric rule."""
+    from ..units import parse_size
+
+    return parse_size(text, "bytes")
 
 
 def add_emulation_options(p: argparse.ArgumentParser) -> None:
@@ -77,8 +86,8 @@ def add_emulation_options(p: argparse.ArgumentParser) -> None:
                    help="the hosts' TCP: tuned (no slow start after idle, socket buffers past the bandwidth-delay "
                         "product, as a tuned cluster) or the kernel's default (default tuned)")
     queue = g.add_mutually_exclusive_group()
-    queue.add_argument("--queue-bytes", action=_Checked, check=_whole, default=None, metavar="BYTES",
-                       help="every link's queue in bytes, over the regime and the links' own buffers")
+    queue.add_argument("--queue-bytes", action=_Checked, check=_bytes, default=None, metavar="SIZE",
+                       help="every link's queue in bytes, such as 64KiB, over the regime and the links' own buffers")
     queue.add_argument("--queue-packets", action=_Checked, check=_whole, default=None, metavar="FRAMES",
                        help="every link's queue in full-size frames, over the regime and the links' own buffers")
 
