@@ -277,3 +277,10 @@ def test_generators_read_their_size_by_the_rule(size):
     with pytest.raises(TrafficError, match="^half-all-to-all: size_bytes: "):
         ls.half_all_to_all(net, size_bytes=size)
     assert ls.half_all_to_all(net, size_bytes="1MB").total_bytes == 9 * 10**6
+
+
+@pytest.mark.parametrize("option, value", [("--time-scale", "1e300"), ("--time-scale", "nan"),
+                                           ("--queue-bytes", "0"), ("--queue-packets", "1e400")])
+def test_emulation_options_follow_the_rule(capsys, option, value):
+    status, err = run_cli(capsys, "run", "--topology", "two-switch", "--algorithm", "ggp", "--emulate", option, value)
+    assert status == 2 and err.strip().splitlines()[-1].startswith(f"liquidsched: error: {option} {value}: expected")

@@ -9,7 +9,7 @@ stays a finite, printable number:
 =========  ============================  ==========================================================
 kind       units                         bounds
 =========  ============================  ==========================================================
-size       B, kB, MB, GB, TB, KiB … TiB  a whole number of bytes, 1 to :data:`MAX_SIZE_BYTES`
+size       B, kB … PB, KiB … PiB         a whole number of bytes, 1 to :data:`MAX_SIZE_BYTES`
 rate       B/s, MB/s, Gbit/s, Mbps …     :data:`MIN_RATE_BPS` (1 bit/s) to :data:`MAX_RATE_BPS`
 duration   s, ms, us, µs, ns, min, h     0 to :data:`MAX_DURATION_S` (plain numbers are seconds)
 speed      flop/s, Mflop/s, Gf …         :data:`MIN_SPEED_FLOPS` to :data:`MAX_SPEED_FLOPS`
@@ -56,8 +56,8 @@ _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min":
 _SPEED_UNITS = {"flop/s": 1, "kflop/s": 1e3, "Mflop/s": 1e6, "Gflop/s": 1e9, "Tflop/s": 1e12,
                 "flops": 1, "kflops": 1e3, "Mflops": 1e6, "Gflops": 1e9, "Tflops": 1e12, "f": 1}
 _WORK_UNITS = {"flop": 1, "kflop": 1e3, "Mflop": 1e6, "Gflop": 1e9, "Tflop": 1e12, "Pflop": 1e15}
-_SIZE_UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+_SIZE_UNITS = {"B": 1, "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
+               "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
 _NUMBER_UNIT = re.compile(r"^\s*([+-]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-zµ/]*)\s*$")
 
 #: The largest size liquidsched accepts: 2**53 bytes (8 PiB), below which every size is exact in
