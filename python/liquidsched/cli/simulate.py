@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from ..errors import InputError
 from ..wording import milliseconds, percent, plural
@@ -95,25 +96,29 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     title = f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm}"
     table = Table(show_header=False, title=title)
     # Every model here counts each route's latency; plan's frames model and the bounds do not.
-    described = {"frames": "frames, latency included (each frame as long as its longest piece at its slot rate "
-                           "plus its route's latency)",
+    described = {"frames": "frames, latency included (each frame as long as its longest piece at its slot rate)",
                  "circuit": "circuit, latency included (a transfer holds a slot of each resource of its path "
                             "while it runs)",
                  "fluid": f"fluid, latency included (max-min fair sharing), {policy}"
                           + (f", W = {plural(prediction.window, 'step')}" if prediction.window else "")}[model]
     table.add_row("model", described + (" (SimGrid CM02)" if args.backend == "simgrid" else "")
                   + (f", β = {overhead * 1e3:g} ms a frame" if overhead else ""))
-    table.add_row("makespan", milliseconds(makespan, beside=duration))
-    table.add_row("duration Λ (latency excluded)", milliseconds(duration, beside=makespan))
+    # The simulators compute in floats: a makespan within their rounding of Λ is Λ.
+    same = math.isclose(makespan, duration, rel_tol=1e-9)
+    table.add_row("makespan", milliseconds(makespan, beside=None if same else duration))
+    table.add_row("Λ (latency excluded)", milliseconds(duration, beside=None if same else makespan))
     table.add_row("throughput", mbps(prediction.throughput_Bps))
     table.add_row("liquid throughput", mbps(float(bound.liquid_throughput_Bps)))
-    table.add_row("of the liquid throughput", f"{percent(prediction.ratio_to_bound)} (Λ / makespan)")
+    table.add_row("of the liquid throughput", f"{percent(prediction.ratio_to_bound, exact_one=same or None)} "
+                  "(Λ / makespan)")
     if frame_time != duration:
+        frame_same = math.isclose(makespan, frame_time, rel_tol=1e-9)
         # Whole transfers in frames cannot reach Λ here: the bound that applies is the frame bound.
         table.add_row("frame bound", f"{plural(bound.frame_lower_bound, 'frame')}, "
-                      f"{milliseconds(frame_time, beside=makespan)} latency excluded: no schedule of whole "
-                      "transfers in frames is faster")
-        table.add_row("of the frame bound", f"{percent(frame_ratio)} (its time / makespan)")
+                      f"{milliseconds(frame_time, beside=None if frame_same else makespan)} latency excluded: "
+                      "no schedule of whole transfers in frames is faster")
+        table.add_row("of the frame bound", f"{percent(frame_ratio, exact_one=frame_same or None)} "
+                      "(its time / makespan)")
     if kpbs is not None:
         # Paper 004 §3: the scheduled cost, its lower bound and all at once, side by side.
         brute = "-" if kpbs["all_at_once_s"] is None else f"{kpbs['all_at_once_s'] * 1e3:.3f} ms"
