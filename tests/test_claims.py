@@ -436,3 +436,14 @@ def test_a_simulated_makespan_within_float_rounding_of_lambda_is_lambda(capsys):
     table = rows(out)
     assert code == 0 and row(table, "makespan") == "60.000 ms" == row(table, "Λ (latency excluded)")
     assert row(table, "of the liquid throughput") == "100.0% (Λ / makespan)"
+
+
+def test_a_schedule_over_its_slots_is_refused_by_the_slot_models_naming_its_file(schedule_file, tmp_path, capsys):
+    def merge_first_two_frames(doc):
+        doc["frames"][0] += doc["frames"].pop(1)
+
+    path = edited(schedule_file, tmp_path, "over.json", merge_first_two_frames)
+    for model in ("frames", "circuit"):
+        message = one_error(capsys, "simulate", "--schedule", path, "--model", model)
+        assert message.startswith(f"liquidsched: error: {path}: the schedule is not valid in the slot model (frame 1: ")
+    assert run(capsys, "simulate", "--schedule", path, "--model", "fluid")[0] == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..errors import InputError
+from ..errors import InputError, at
 from ..wording import milliseconds, percent, plural
 from .common import add_schedule_options, command_help, duration_arg, mbps, out, print_json, schedule_from_args
 
@@ -67,8 +67,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     require_exact_delivery(schedule, args.schedule or "")
     violations = validate(schedule)
     if violations and model != "fluid":
-        raise InputError(f"the schedule is not valid in the slot model ({violations[0]}); "
-                         "only the fluid model (--model fluid) simulates it")
+        raise InputError(at(args.schedule or "", f"the schedule is not valid in the slot model ({violations[0]}); "
+                            "only the fluid model (--model fluid) simulates it"))
     prediction = simulate(schedule, model, policy, overhead, bins=200 if args.plot else 0, backend=args.backend,
                           window=window)
     if args.plot:
