@@ -114,7 +114,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if "note" in summary:
         table.add_row("note", summary["note"])
     if summary["gap"]:
-        table.add_row("gap to the frame bound", plural(summary["gap"], "frame"))
+        # The search may prove a bound above the frame bound: its gap is to the bound it proved.
+        table.add_row("gap to the proven bound", f"{plural(summary['gap'], 'frame')} ({schedule.length} for a "
+                      f"proven bound of {schedule.length - summary['gap']})")
     elif not summary["whole_transfers"] and summary["gap_s"]:
         # Frames of pieces are not counted against a bound in frames of whole transfers: time is.
         table.add_row("gap to the frame bound, in time", f"{short_time(summary['gap_s'])}: "
