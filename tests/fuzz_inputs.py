@@ -336,6 +336,11 @@ def encodings(seed: dict) -> list[Case]:
             "latin1": (text[:mid] + "# caf\xe9\n".encode("latin-1") + text[mid:], "error"),
             "truncated": (text[:mid - 1], "any"),
         }
+        if slot.seed == "traffic-csv-rows":
+            # Columns by their names, in any order.
+            rows = [line.split(",") for line in text.decode().splitlines()]
+            variants["columns-reordered"] = ("".join(f"{r[1]},{r[0]},{r[2]}\n" for r in rows).encode(), "valid")
+            variants["bom-and-crlf"] = (b"\xef\xbb\xbf" + text.replace(b"\n", b"\r\n"), "valid")
         for kind, (content, expect) in variants.items():
             cases.append(Case("encoding", f"{slot.reader}:{kind}", slot.make("{d}/" + name),
                               comp + (_file(name, content),), expect, slot.outputs))
@@ -377,6 +382,10 @@ def bombs(seed: dict) -> list[Case]:
             "list": "[]",
             "map": "{}",
         }
+        if is_yaml and slot.reader == "topology":
+            # Large but under the 64 MiB cap: read in seconds, not minutes.
+            docs["50MB-comment"] = text.decode() + ("# " + "x" * 98 + "\n") * 500_000
+            docs["10MB-list"] = text.decode() + "extra: [" + "0, " * 3_000_000 + "0]\n"
         if is_yaml:
             docs.update({
                 "billion-laughs": laughs,
@@ -404,8 +413,9 @@ def bombs(seed: dict) -> list[Case]:
             else:
                 docs["duplicate-top-key"] = text.decode().replace("{", "{" + f'"{key}": null, ', 1)
         for kind, doc in docs.items():
+            expect = "any" if kind == "50MB-comment" else "error"  # valid, but must not take minutes
             cases.append(Case("document-bomb", f"{slot.reader}{Path(name).suffix}:{kind}", slot.make("{d}/" + name),
-                              comp + (_file(name, doc),), "error", slot.outputs))
+                              comp + (_file(name, doc),), expect, slot.outputs))
     return cases
 
 
@@ -459,11 +469,21 @@ def field_values(seed: dict) -> list[Case]:
             copy = json.loads(text)
             _set(copy, path, marker)
             template = json.dumps(copy)
+            where = "/".join(str(p) for p in path)
+            group = f"{slot.reader}:{re.sub(r'[0-9]+', 'N', where)}"
             for raw, expect in values:
                 content = template.replace(json.dumps(marker), raw)
-                where = "/".join(str(p) for p in path)
-                cases.append(Case("field-value", f"{slot.reader}:{re.sub(r'[0-9]+', 'N', where)}",
-                                  slot.make("{d}/" + name), comp + (_file(name, content),), expect, slot.outputs))
+                cases.append(Case("field-value", group, slot.make("{d}/" + name), comp + (_file(name, content),),
+                                  expect, slot.outputs))
+            # The field left out (a transfer without size_bytes is not 1 MB).
+            if isinstance(path[-1], str):
+                copy = json.loads(text)
+                parent = copy
+                for key in path[:-1]:
+                    parent = parent[key]
+                del parent[path[-1]]
+                cases.append(Case("field-value", group + ":missing", slot.make("{d}/" + name),
+                                  comp + (_file(name, json.dumps(copy)),), "any", slot.outputs))
     return cases
 
 
@@ -530,6 +550,8 @@ NUMERIC_OPTIONS: list[tuple[tuple[str, ...], str, str, tuple[str, ...]]] = [
     (("plan", "--topology", "backbone:n1=3,n2=3", "--algorithm", "ggp"), "--overhead", "time", ()),
     (("plan", "--topology", "backbone:n1=3,n2=3", "--traffic", "random:seed=1,density=0.7", "--algorithm", "weighted"),
      "--overhead", "time", ()),
+    (("plan", "--topology", "backbone:n1=3,n2=3", "--algorithm", "oggp"), "--overhead", "time", ()),
+    (("plan", "--topology", "backbone:n1=3,n2=3", "--algorithm", "solstice"), "--overhead", "time", ()),
     (("simulate", "--topology", "two-switch", "--algorithm", "round-robin"), "--overhead", "time", ()),
     (("simulate", "--topology", "two-switch", "--algorithm", "round-robin", "--model", "fluid", "--policy", "window"),
      "--window", "window", ()),
@@ -657,6 +679,14 @@ def specs() -> list[Case]:
     for v in ("", ",", "nope", "t1,nope", "t1,,r1"):
         add("pmpi-config --hosts", ("pmpi-config", "--topology", "two-switch", "--hosts", v, "--output", "-"), "error")
         add("calibrate --hosts", ("calibrate", "--topology", "two-switch", "--hosts", v), "error")
+    for command in (("run",), ("calibrate",), ("tune", "--sizes", "1KiB", "--output", "-")):
+        for v in ("/tmp", "", "{d}/none", "/dev/null", "relative/none"):
+            add(f"{command[0]} --launcher", command + ("--topology", "two-switch", "--launcher", v), "error")
+    add("launch --launcher", ("launch", "--topology", "two-switch", "--launcher", "/tmp", "--", "true"), "error")
+    # The input cap's variable: a bad value is an error naming it, not the default.
+    for v in ("abc", "-1", "inf", "nan", "1e400", "0", "1ms", "99999999999999999999999GiB"):
+        cases.append(Case("spec", "env LIQUIDSCHED_MAX_INPUT_BYTES", ("check", "{d}/s.json"),
+                          (_file("s.json", b"{}"),), "error", (), "", (("LIQUIDSCHED_MAX_INPUT_BYTES", v),)))
     for v in ("", "nope", "frames,nope", ",", "alltoallv-scattered-0", "alltoallv-scattered-x"):
         add("run --modes", ("run", "--topology", "two-switch", "--modes", v), "error")
     add("steady reduce", ("steady", "reduce", "--topology", "complete:n=4"), "error")
