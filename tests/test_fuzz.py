@@ -174,3 +174,20 @@ def test_special_files_are_made_as_named(tmp_path):
     assert snap["big"][:2] == ("file", 2 << 30) and os.stat(d / "big").st_blocks == 0
     assert (d / "fifo").is_fifo() and (d / "dir").is_dir() and (d / "full").is_char_device()
     assert Path(d).exists()
+
+
+def test_a_forked_child_answers_as_the_liquidsched_script_does(runner, tmp_path):
+    """The zygote's children stand for real runs: same status, same standard error, for a
+    valid command, an option error, a missing file and a device."""
+    import subprocess
+    import sys
+
+    for argv in (["bound", "--topology", "two-switch"], ["plan", "--topology", "two-switch", "--nope"],
+                 ["check", str(tmp_path / "missing.json")], ["bound", "--topology", "/dev/zero"]):
+        d = tmp_path / f"c{len(list(tmp_path.iterdir()))}"
+        d.mkdir()
+        forked = runner.run(argv, d, "", TIMEOUT_S, False, {})
+        real = subprocess.run([sys.executable, "-c", "import sys; from liquidsched.cli import main; sys.exit(main())",
+                               *argv], cwd=d, capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, COLUMNS="200"), stdin=subprocess.DEVNULL)
+        assert (forked.status, forked.stderr) == (real.returncode, real.stderr), argv
