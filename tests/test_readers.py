@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from liquidsched.cli import main
 from liquidsched.errors import InputError, TrafficError
@@ -89,6 +91,68 @@ def test_yaml_is_loaded_by_libyaml_and_still_refuses_duplicate_keys():
     # Safe: no Python object is constructed from a tag.
     with pytest.raises(InputError, match=r"^x\.yaml: not valid YAML"):
         parse_document("!!python/object/apply:os.system [echo]\n", "x.yaml")
+
+
+def _full_loader(text):
+    return yaml.load(text, Loader=files._StrictYamlLoader)  # noqa: S506 (a SafeLoader subclass)
+
+
+YAML_DOCUMENTS = [
+    "a: 1\nb: [1, 2.5, true, null, ~, 2001-12-14, 0x1F, 1_000, .inf, yes, 1:20, '7', \"x\", -0.0]\n",
+    "nodes:\n- {id: a, kind: host}\n- {id: s, kind: switch}\nlinks: []\nrouting: {policy: shortest-path}\n",
+    "{\"json\": [1, {\"nested\": {\"deep\": [[], {}]}}], \"s\": \"\\u00e9\"}",
+    "- - - 1\n    - 2\n  - 3\n- {}\n",
+    "? a\n: 1\n1: one\n1.5: x\nfalse: y\nnull: z\n",
+    "plain scalar",
+    "",
+    "# only a comment\n",
+]
+
+
+@pytest.mark.parametrize("text", YAML_DOCUMENTS)
+def test_yaml_read_from_events_is_what_the_full_loader_reads(text):
+    assert files._load_yaml_events(text) == _full_loader(text)
+
+
+@pytest.mark.parametrize("text", [
+    "a: &x {b: 1}\nc: *x\n", "a: !!str 3\n", "a: !!binary aGVsbG8=\n", "? [1, 2]\n: 3\n",
+    "<<: {a: 1}\nb: 2\n", "--- 1\n--- 2\n",
+])
+def test_anchors_tags_and_complex_keys_are_left_to_the_full_loader(text):
+    with pytest.raises(files._Unusual):
+        files._load_yaml_events(text)
+    try:
+        expected = _full_loader(text)
+    except yaml.YAMLError:
+        with pytest.raises(InputError, match="^x.yaml: not valid YAML"):
+            parse_document(text, "x.yaml")
+    else:
+        assert parse_document(text, "x.yaml") == expected
+
+
+def test_a_document_nested_too_deeply_is_one_line():
+    with pytest.raises(InputError, match=r"^x\.yaml: nested too deeply$"):
+        parse_document("[" * 5000 + "]" * 5000, "x.yaml")
+
+
+def test_the_files_of_the_repository_read_from_events_as_by_the_full_loader():
+    root = PACKAGE.parents[1]
+    paths = [p for pattern in ("benchmarks/**/*.yaml", "docs/**/*.yaml", "tests/data/**/*.yaml", "tests/data/**/*.json")
+             for p in root.glob(pattern)]
+    assert paths
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert files._load_yaml_events(text) == _full_loader(text), path
+
+
+@settings(max_examples=200)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+                    max_leaves=30),
+       st.sampled_from([None, True, False]))
+def test_any_plain_data_dumped_in_any_style_reads_back_from_events(data, flow):
+    text = yaml.safe_dump(data, default_flow_style=flow, allow_unicode=True)
+    assert files._load_yaml_events(text) == _full_loader(text) == data
 
 
 # -- what is not a regular file ----------------------------------------------------------------
