@@ -76,11 +76,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    stdout = sys.stdout
+    stdout, unraisable = sys.stdout, sys.unraisablehook
     sys.stdout = wrapped = _whole_writes(stdout)
+    sys.unraisablehook = _interrupt_again(unraisable)
     try:
         status = _command(argv)
     finally:
+        sys.unraisablehook = unraisable
         # Flushed here, not at exit: a reader gone by the last write is a closed pipe too.
         try:
             wrapped.flush()
@@ -90,6 +92,23 @@ def _run(argv: list[str]) -> int:
         finally:
             sys.stdout = stdout
     return status
+
+
+def _interrupt_again(hook):
+    """An unraisable-exception hook that raises Ctrl-C again when Python had to drop it.
+
+    A signal that arrives while Python runs a callback it cannot propagate from (a weak
+    reference's, as the import system's locks have) raises KeyboardInterrupt there; Python then
+    prints it as "Exception ignored" with a traceback, and the command goes on as if no one had
+    pressed Ctrl-C. Sent again, the signal is handled at the next ordinary step."""
+
+    def hook_or_interrupt(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _signal.raise_signal(_signal.SIGINT)
+        else:
+            hook(unraisable)
+
+    return hook_or_interrupt
 
 
 def _command(argv: list[str]) -> int:

@@ -5,11 +5,14 @@ never each other."""
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any, Callable, Iterable, Iterator, NoReturn, Sequence
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NoReturn, Sequence
 
 from rich.console import Console, ConsoleDimensions
-from rich.table import Table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.table import Table
 
 from ..errors import InputError
 from ..io.output import check_output, plot_format
@@ -38,8 +41,10 @@ class _Console(Console):
         self._width, self._height = new_size
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
+        # No table can exist before rich.table is loaded, and --help need not load it.
+        table_module = sys.modules.get("rich.table")
         for o in objects:
-            if isinstance(o, Table):
+            if table_module is not None and isinstance(o, table_module.Table):
                 fold_cells(o)
         super().print(*objects, **kwargs)
 
@@ -56,17 +61,37 @@ def fold_cells(table: Table) -> Table:
         if column.overflow in ("ellipsis", "crop"):
             column.overflow = "fold"
         for cell in column._cells:
-            if isinstance(cell, Table):
+            if isinstance(cell, type(table)):
                 fold_cells(cell)
     return table
 
 
-out = _Console(highlight=False)
-err = _Console(stderr=True, highlight=False)
+# No emoji: a name such as ":x:" in a topology is data, printed as it is written.
+out = _Console(highlight=False, emoji=False)
+err = _Console(stderr=True, highlight=False, emoji=False)
 
 
 def _one_line(prog: str, message: str) -> str:
     return f"{prog}: error: {' '.join(message.split())} (see {prog} --help)\n"
+
+
+def _terminal_columns() -> int:
+    """The width :func:`shutil.get_terminal_size` would give, without importing shutil (and bz2
+    and lzma with it) to build every parser."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
 
 
 class Parser(argparse.ArgumentParser):
@@ -80,6 +105,7 @@ class Parser(argparse.ArgumentParser):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
         self._verbatim: set[str] = set()
 
@@ -469,6 +495,8 @@ def print_violations(where: str, violations: list[str]) -> None:
 
 
 def print_json(data: Any) -> None:
+    import json
+
     print(json.dumps(data, indent=2))
 
 

@@ -19,7 +19,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from ..errors import InputError
@@ -128,7 +127,7 @@ def check_output(path: str | os.PathLike) -> None:
     if parent_kind != "directory":
         raise InputError(f"{p}: {parent} is not a directory")
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+        fd, probe = _mkstemp(target.name, parent)
     except OSError as e:
         raise InputError(f"{p}: cannot write in {parent}: {_why(e)}") from None
     os.close(fd)
@@ -184,6 +183,13 @@ def _write_stdout(data: str | bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _mkstemp(name: str, directory: Path) -> tuple[int, str]:
+    """A new hidden file beside ``name`` in ``directory``, open: (descriptor, path)."""
+    import tempfile  # not at start-up: most commands write nothing (tempfile pulls in shutil, bz2, lzma)
+
+    return tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+
+
 def _write_in_place(p: Path, data: str | bytes) -> None:
     # No truncation and no rename: a device or a FIFO is what the user pointed at.
     with open(p, "ab" if isinstance(data, bytes) else "a", **_encoding(data)) as f:
@@ -195,7 +201,7 @@ def _encoding(data: str | bytes) -> dict:
 
 
 def _write_atomic(p: Path, data: str | bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    fd, tmp = _mkstemp(p.name, p.parent)
     try:
         os.chmod(tmp, _PLAIN_FILE_MODE)
         with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w", **_encoding(data)) as f:
