@@ -276,7 +276,7 @@ def _companions(slot: Slot, seed: dict) -> tuple[tuple[str, str, bytes], ...]:
 # The classes of hostile inputs
 
 SPECIAL = ("dev-zero", "dev-null", "dev-urandom", "link-to-dev-zero", "fifo", "directory", "dangling-link",
-           "missing", "binary", "sparse-2GiB", "empty", "blank", "stdin-dev-zero")
+           "missing", "binary", "sparse-2GiB", "empty", "blank", "stdin-dev-zero", "link-loop", "under-a-file")
 
 
 def special_files(seed: dict) -> list[Case]:
@@ -311,6 +311,10 @@ def special_files(seed: dict) -> list[Case]:
                 expect = "any" if slot.reader == "map" else "error"
             elif kind == "stdin-dev-zero":
                 path, stdin = "-", "/dev/zero"
+            elif kind == "link-loop":
+                files = ((name, "link", b"{d}/loop"), ("loop", "link", ("{d}/" + name).encode()))
+            elif kind == "under-a-file":
+                files, path = (_file("file", b"a file\n"),), "{d}/file/" + name
             cases.append(Case("special-file", f"{slot.reader}:{kind}", slot.make(path), comp + files, expect,
                               slot.outputs, stdin))
     return cases
@@ -758,8 +762,10 @@ def output_paths() -> list[Case]:
             "dev-full": ("{d}/full", (("full", "full", b""),), "error"),
             "dangling-link-missing-dir": ("{d}/link" + ext, (("link" + ext, "link", b"{d}/no/such/target"),), "error"),
             "trailing-slash": ("{d}/out" + ext + "/", (), "error"),
+            "link-loop": ("{d}/link" + ext, (("link" + ext, "link", b"{d}/loop"), ("loop", "link", ("{d}/link" + ext).encode())),
+                          "error"),
             "long-name": ("{d}/" + "x" * 300 + ext, (), "error"),
-            "nul": ("{d}/a\x01b" + ext, (), "any"),
+            "control-character": ("{d}/a\x01b" + ext, (), "any"),
         }
         if "--plot" in argv:
             bad["plot-extension"] = ("{d}/plot.txt", (), "error")
@@ -767,10 +773,9 @@ def output_paths() -> list[Case]:
         for kind, (path, files, expect) in bad.items():
             if guarded and expect != "error":
                 continue
-            out = argv_out = tuple(w.replace("{O}", path) for w in argv)
-            cases.append(Case("output-path", f"{group}:{kind}", out, files, expect))
-            # The same with the user's file where the command would write, and a hostile input
-            # making it fail: the file must stay as it was.
+            argv_out = tuple(w.replace("{O}", path) for w in argv)
+            outs = (path[len("{d}/"):],) if expect == "any" else ()
+            cases.append(Case("output-path", f"{group}:{kind}", argv_out, files, expect, outs))
         if guarded:
             continue
         good = {
