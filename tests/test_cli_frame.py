@@ -280,3 +280,27 @@ def test_every_table_the_commands_print_is_folded(capsys, monkeypatch):
     out.print(table)
     text = capsys.readouterr().out
     assert "…" not in text and "1,101,2" in text
+
+
+# -- --json and standard output --------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [
+    ["sweep", "--topology", "crossbar:n=3", "--json", "--output", "-"],
+    ["plan", "--topology", "two-switch", "--json", "--output", "-"],
+    ["tune", "--topology", "crossbar:n=3", "--sizes", "1KiB", "--json", "--output", "-"],
+])
+def test_json_beside_an_output_to_standard_output_is_refused(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err == "liquidsched: error: --json and --output - would both write to standard output; give --output a file\n"
+
+
+def test_tune_json_prints_the_table_it_writes(capsys, tmp_path):
+    import json
+
+    path = tmp_path / "sel.json"
+    code, out, err = run(capsys, "tune", "--topology", "crossbar:n=3", "--traffic", "all-to-all", "--algorithm",
+                         "liquid", "--sizes", "1KiB", "--repeats", "1", "--warmup", "0", "--modes", "frames,alltoallv",
+                         "--json", "--output", str(path))
+    assert code == 0, err
+    assert json.loads(out) == json.loads(path.read_text())

@@ -470,7 +470,8 @@ OUTPUT_OPTIONS = {"output": ("--output", False), "plot": ("--plot", True),
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Refuse, before any work starts, an output path (:data:`OUTPUT_OPTIONS`) that is empty,
-    cannot be written or has no plot format, and two options that name the same file."""
+    cannot be written or has no plot format, two options that name the same file, and ``-``
+    (standard output) beside ``--json``, which prints there."""
     named: dict[str, str] = {}
     for key, (flag, is_plot) in OUTPUT_OPTIONS.items():
         path = getattr(args, key, None)
@@ -485,6 +486,8 @@ def check_outputs(args: argparse.Namespace) -> None:
         if path != "-" and path in named:
             raise InputError(f"{named[path]} and {flag} are both {path}")
         named[path] = flag
+    if getattr(args, "json", False) and "-" in named:
+        raise InputError(f"--json and {named['-']} - would both write to standard output; give {named['-']} a file")
 
 
 def print_violations(where: str, violations: list[str]) -> None:

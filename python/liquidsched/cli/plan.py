@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError, LiquidschedError
+from ..errors import LiquidschedError
 from ..wording import milliseconds, percent, plural, short_time
 from .common import (DEFAULT_ALGORITHM, add_algorithm_options, add_problem_options, algorithm_options, command_help, err, mbps,
                      names, out, print_json, print_violations, problem, slot_summary)
@@ -60,8 +60,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from ..validation import validate
 
     algorithm = args.algorithm or DEFAULT_ALGORITHM
-    if args.json and "-" in (args.output, args.plot):
-        raise InputError("--json and an output to standard output (-) cannot share it")
     options = algorithm_options(args, algorithm)
     net, traffic = problem(args)
     schedule = plan(net, traffic, algorithm, **options)

@@ -371,12 +371,9 @@ def report_sizes(args: argparse.Namespace, result: Any, schedule: Schedule, extr
 
 
 def print_unwrapped(renderable: Any) -> None:
-    """Print on the standard output; to a file or a pipe as wide as it needs to be, since a
-    reader of a file is not held to 80 columns and a wrapped row of numbers reads badly."""
-    if out.is_terminal:
-        out.print(renderable)
-    else:
-        type(out)(file=out.file, width=200, highlight=False).print(renderable)
+    """Print on the standard output: to a file or a pipe as wide as it needs to be, in a
+    terminal folded, never cut (the rule of :data:`~liquidsched.cli.common.out`)."""
+    out.print(renderable)
 
 
 def format_time(seconds: float) -> str:

@@ -18,7 +18,8 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..io.files import write_document
-from .common import add_schedule_options, algorithm_options, command_help, count_arg, err, natural_arg, schedule_from_args
+from .common import (add_schedule_options, algorithm_options, command_help, count_arg, err, natural_arg, print_json,
+                     schedule_from_args)
 from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of
 
 #: liquidsched's modes measured unless told.
@@ -79,7 +80,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
         from ..plot import plot_message_sizes
 
         plot_message_sizes({"metadata": {}, **sweep}, args.plot)
-    print_unwrapped(selection_table(table))
+    if args.json:
+        print_json(table.to_dict())
+    else:
+        print_unwrapped(selection_table(table))
     err.print(f"selection table written to {args.output}", markup=False)
     return 0
 
