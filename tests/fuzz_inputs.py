@@ -704,7 +704,8 @@ def specs() -> list[Case]:
 
 
 def hostfiles_and_maps() -> list[Case]:
-    """Host files for pmpi-config and machine maps for hostfile, line by line."""
+    """Host files for pmpi-config, Slurm topology.conf files and machine maps for hostfile, line
+    by line."""
     cases = []
     hostfile_lines = ["t1:99999999999", "t1 slots=99999999999", "t1:0", "t1:-1", "t1 slots=0", "t1 slots=-1",
                       "t1 slots=abc", "t1:abc", "t1:", ":4", "nope", "nope:2", "t1:1:2", "t1 slots=1e3",
@@ -718,6 +719,28 @@ def hostfiles_and_maps() -> list[Case]:
         cases.append(Case("hostfile-map", "hostfile", (
             "pmpi-config", "--topology", "two-switch", "--hostfile", "{d}/hosts.txt", "--output", "{d}/fabric.out"),
             (_file("hosts.txt", line + "\n"),), expect, ("fabric.out",)))
+    # Slurm topology.conf lines: hostlists that expand without end, rates, cycles, repeats.
+    conf = [("SwitchName=s1 Nodes=n[1-99999999999]", "error"), ("SwitchName=s1 Nodes=n[0-9999999]", "error"),
+            ("SwitchName=s1 Nodes=n[1-4],m[1-99999999]", "error"), ("SwitchName=s1 Nodes=n[4-1]", "error"),
+            ("SwitchName=s1 Nodes=n[1-3,]", "error"), ("SwitchName=s1 Nodes=n[1-", "error"),
+            ("SwitchName=s1 Nodes=n[]", "error"), ("SwitchName=s1 Nodes=n[a-c]", "error"),
+            ("SwitchName=s1 Nodes=", "error"), ("SwitchName= Nodes=n1", "error"), ("Nodes=n1", "error"),
+            ("SwitchName=s1 Switches=s1", "error"), ("SwitchName=s1 Switches=s2\nSwitchName=s2 Switches=s1", "error"),
+            ("SwitchName=s1 Nodes=n1\nSwitchName=s1 Nodes=n2", "error"),
+            ("SwitchName=s1 Nodes=n1\nSwitchName=s2 Nodes=n1", "error"),
+            ("SwitchName=s1 Nodes=n[1-4] LinkSpeed=nan", "any"), ("SwitchName=s1 Nodes=n[1-4] LinkSpeed=-1", "any"),
+            ("SwitchName=s1 Nodes=n[1-4] LinkSpeed=1e400", "any"), ("SwitchName=s1 Nodes=n[1-4] Nodes=m1", "error"),
+            ("SwitchName=s1 Nodes=n[1-4] \\", "any"), ("SwitchName=s1 Nodes=n[1-4] Bogus=1", "any"),
+            ("SwitchName=s1 Nodes=n[1-4]\nSwitchName=r Switches=s1,nope", "error"),
+            ("SwitchName=s1 Nodes=n[" + "1" * 400 + "-" + "2" * 400 + "]", "error"),
+            ("SwitchName=s1 Nodes=n[1-4]", "valid")]
+    for text, expect in conf:
+        for rates in (",hosts=1GB/s,switches=10GB/s", ",hosts=0B/s,switches=10GB/s", ",hosts=1GB/s"):
+            e = expect if rates.startswith(",hosts=1GB/s,") else "any" if expect == "valid" else expect
+            if rates == ",hosts=0B/s,switches=10GB/s":
+                e = "error"
+            argv = ("bound", "--topology", "slurm:{d}/t.conf" + rates)
+            cases.append(Case("hostfile-map", "slurm topology.conf", argv, (_file("t.conf", text + "\n"),), e))
     map_lines = ["t1 m1", "nope m1", "t1", "t1 m1 extra", "t1 m1\nt1 m2", "t1 m1\nt2 m1", " m1", "t1 " + "m" * 100_000,
                  "t1 m1 # c", "# c", "t1\tm1", "t1 m\0", "t1 -oProxyCommand=x", "t1 m:1", "t1 m slots=3", "T1 m1",
                  "t1 \u00e9", "\ufefft1 m1", "t1 m1\r", "t1\u00a0m1"]
