@@ -304,3 +304,11 @@ def test_tune_json_prints_the_table_it_writes(capsys, tmp_path):
                          "--json", "--output", str(path))
     assert code == 0, err
     assert json.loads(out) == json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("command", sorted(__import__("liquidsched.cli.common", fromlist=["COMMANDS"]).COMMANDS))
+@pytest.mark.parametrize("extra", [["--bogus-option"], ["--json=maybe"], ["--help-me"]])
+def test_every_command_refuses_a_bad_option_in_one_line(capsys, command, extra):
+    code, out, err = run(capsys, command, *extra)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"liquidsched {command}") and " error: " in err and "usage:" not in err, err
