@@ -309,7 +309,7 @@ def host_list_arg(text: str) -> str:
 
 
 def window_arg(text: str) -> int | str:
-    """``--window auto|none|N``: a whole number of packets (steps) >= 1, or ``auto`` / ``none``."""
+    """``--window auto|none|N``: a whole number of steps >= 1, or ``auto`` / ``none``."""
     if text in ("auto", "none"):
         return text
     try:
@@ -317,7 +317,7 @@ def window_arg(text: str) -> int | str:
     except ValueError:
         value = 0
     if value < 1:
-        raise argparse.ArgumentTypeError(f"expected auto, none or a whole number of packets >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected auto, none or a whole number of steps >= 1, got {text!r}")
     return value
 
 
@@ -392,7 +392,8 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
     p.add_argument("--packet-bytes", type=size_arg, metavar="SIZE",
                    help="shuffle: the packet each message is cut into (default 64KiB)")
     p.add_argument("--window", type=window_arg, metavar="auto|none|N",
-                   help="shuffle: the global window W_g, packets a node may send beyond those it has received "
+                   help="shuffle: the global window W_g in steps (in a step a node sends one packet to one "
+                        "partner): it sends step k while fewer than W earlier steps are not wholly received "
                         "(auto: from the links' buffer_packets; default auto where a link declares one, else none)")
     if overhead:
         p.add_argument("--overhead", type=duration_arg, metavar="TIME",
@@ -492,7 +493,9 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 def print_violations(where: str, violations: list[str]) -> None:
     """Every violation of a schedule on the error stream, under one line naming it."""
-    err.print(f"{where}: invalid, {len(violations)} violation(s):", markup=False)
+    from ..wording import plural
+
+    err.print(f"{where}: invalid, {plural(len(violations), 'violation')}:", markup=False)
     for v in violations:
         err.print(f"  {v}", markup=False)
 
