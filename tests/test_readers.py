@@ -151,8 +151,10 @@ def test_the_files_of_the_repository_read_from_events_as_by_the_full_loader():
                     max_leaves=30),
        st.sampled_from([None, True, False]))
 def test_any_plain_data_dumped_in_any_style_reads_back_from_events(data, flow):
+    # Compared with the full loader, not with ``data``: PyYAML itself does not round-trip every
+    # string (U+0085 is a line break to YAML).
     text = yaml.safe_dump(data, default_flow_style=flow, allow_unicode=True)
-    assert files._load_yaml_events(text) == _full_loader(text) == data
+    assert files._load_yaml_events(text) == _full_loader(text)
 
 
 # -- what is not a regular file ----------------------------------------------------------------

@@ -83,15 +83,14 @@ def read_bytes(path: str | os.PathLike, error: type[Exception] = InputError) -> 
     except FileNotFoundError:
         raise error(f"{where}: no such file") from None
     except IsADirectoryError:
-        raise error(f"{where}: is a directory, not a file") from None
+        raise error(f"{where}: is a directory, not a regular file") from None
     except OSError as e:
         raise error(f"{where}: cannot read: {e.strerror or e}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
-            raise error(f"{where}: is {kind}, not a regular file" if kind != "not a regular file"
-                        else f"{where}: not a regular file")
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), None)
+            raise error(f"{where}: is {kind}, not a regular file" if kind else f"{where}: not a regular file")
         if info.st_size > cap:
             raise _too_large(where, cap, info.st_size, error)
         chunks, total = [], 0
