@@ -312,3 +312,26 @@ def test_every_command_refuses_a_bad_option_in_one_line(capsys, command, extra):
     code, out, err = run(capsys, command, *extra)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith(f"liquidsched {command}") and " error: " in err and "usage:" not in err, err
+
+
+# -- standard output that cannot be written ---------------------------------------------------------
+
+STDOUT_WRITERS = [["topology", "export", "two-switch", "--output", "-"], ["bound", "--topology", "two-switch"],
+                  ["bound", "--topology", "two-switch", "--json"]]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("argv", STDOUT_WRITERS, ids=" ".join)
+def test_a_full_device_as_standard_output_is_one_line(argv):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([LIQUIDSCHED, *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 2
+    assert p.stderr == "liquidsched: error: standard output: cannot write: No space left on device\n"
+
+
+@pytest.mark.parametrize("argv", STDOUT_WRITERS, ids=" ".join)
+def test_a_closed_standard_output_is_one_line(argv):
+    p = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", LIQUIDSCHED, *argv], stderr=subprocess.PIPE, text=True,
+                       timeout=120)
+    assert p.returncode == 2
+    assert p.stderr == "liquidsched: error: standard output: cannot write: Bad file descriptor\n"

@@ -73,11 +73,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_CLOSED_PIPE
+    except Exception as e:
+        # Standard output failed after the command (its last flush): a user error like any other.
+        from ..errors import LiquidschedError
+
+        if not isinstance(e, LiquidschedError):
+            raise
+        _say(f"liquidsched: error: {e}")
+        return 2
 
 
 def _run(argv: list[str]) -> int:
     stdout, unraisable = sys.stdout, sys.unraisablehook
-    sys.stdout = wrapped = _whole_writes(stdout)
+    sys.stdout = wrapped = _StandardOutput(stdout)
     sys.unraisablehook = _interrupt_again(unraisable)
     try:
         status = _command(argv)
@@ -126,6 +134,48 @@ def _command(argv: list[str]) -> int:
         return 2
 
 
+class _StandardOutput:
+    """Standard output for the length of a command: written whole (:func:`_whole_writes`); a
+    write that fails for another reason than a closed pipe (a full device, descriptor 1 closed
+    when Python started) is the one-line error :func:`~liquidsched.io.output.stdout_error`."""
+
+    def __init__(self, stream) -> None:
+        self._stream = _closed_output() if stream is None else _whole_writes(stream)
+
+    def write(self, text: str) -> int:
+        return self._call("write", text)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def _call(self, method: str, *args):
+        try:
+            return getattr(self._stream, method)(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            from ..io.output import stdout_error
+
+            _silence_stdout()  # what is still buffered goes nowhere, now or at exit
+            raise stdout_error(e) from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _closed_output():
+    """A stream in place of standard output when Python found descriptor 1 closed: every write
+    fails as a write to it would (made when needed: io is not imported at start-up)."""
+    import errno
+    import io
+
+    class ClosedOutput(io.TextIOBase):
+        def write(self, text: str) -> int:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    return ClosedOutput()
+
+
 def _whole_writes(stream):
     """``stream``, or when it writes straight to its file descriptor (``PYTHONUNBUFFERED``,
     ``python -u``) a buffered writer on the same descriptor: unbuffered, a write the kernel cuts
@@ -145,7 +195,7 @@ def _say(line: str) -> None:
     try:
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
-    except (OSError, ValueError):
+    except (AttributeError, OSError, ValueError):  # standard error closed too
         pass
 
 

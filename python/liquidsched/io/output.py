@@ -162,25 +162,39 @@ def write_output(path: str | os.PathLike, data: str | bytes) -> None:
         raise InputError(f"{p}: cannot write: {_why(e)}") from None
 
 
+def stdout_error(e: OSError) -> InputError:
+    """The one-line error of a write to standard output that failed for another reason than a
+    reader gone away (a full device, a closed descriptor)."""
+    return InputError(f"standard output: cannot write: {_why(e)}")
+
+
 def _write_stdout(data: str | bytes) -> None:
     """Write ``data`` whole to standard output, or raise :class:`BrokenPipeError` when its
     reader went away. Written to the file descriptor, not through ``sys.stdout``: unbuffered
     (``PYTHONUNBUFFERED``), Python's stream takes a write the kernel cut short (the reader left)
     as done and loses the rest without an error."""
     stream = sys.stdout
+    if stream is None:  # Python found descriptor 1 closed at start
+        raise stdout_error(OSError(errno.EBADF, os.strerror(errno.EBADF)))
     stream.flush()
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # a stream in memory (captured output)
-        if isinstance(data, bytes):
-            stream.buffer.write(data)
+        buffer = getattr(stream, "buffer", None)
+        if isinstance(data, bytes) and buffer is not None:
+            buffer.write(data)
         else:
-            stream.write(data)
+            stream.write(data if isinstance(data, str) else data.decode("utf-8", "replace"))
         stream.flush()
         return
     view = memoryview(data if isinstance(data, bytes) else data.encode("utf-8"))
-    while view:
-        view = view[os.write(fd, view):]
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise stdout_error(e) from None
 
 
 def _mkstemp(name: str, directory: Path) -> tuple[int, str]:
