@@ -284,3 +284,11 @@ def test_generators_read_their_size_by_the_rule(size):
 def test_emulation_options_follow_the_rule(capsys, option, value):
     status, err = run_cli(capsys, "run", "--topology", "two-switch", "--algorithm", "ggp", "--emulate", option, value)
     assert status == 2 and err.strip().splitlines()[-1].startswith(f"liquidsched: error: {option} {value}: expected")
+
+
+@pytest.mark.parametrize("algorithm", ["ggp", "oggp", "solstice"])
+def test_an_overhead_too_small_for_whole_units_is_refused_not_overflowed(algorithm):
+    net = ls.build_topology("backbone:n1=2,n2=2")
+    with pytest.raises(InputError, match=r"overhead_s \(--overhead\) 1e-300 s is too small"):
+        ls.plan(net, ls.half_all_to_all(net), algorithm, overhead_s=1e-300)
+    assert ls.plan(net, ls.half_all_to_all(net), algorithm, overhead_s=1e-9).info.parameters["overhead_s"] == 1e-9

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from .. import _core
 from ..bounds import transfer_slot_times_s
-from ..errors import TrafficError
+from ..errors import InputError, TrafficError
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo, frames_of_shares
 from ..traffic import Traffic
@@ -118,6 +118,12 @@ def kpbs_units(instance: KpbsInstance, overhead_s: Fraction) -> tuple[Fraction, 
     reaches max(W, P/k) exactly."""
     if overhead_s > 0:
         unit = overhead_s
+        longest = max(instance.times_s, default=Fraction(0))
+        if longest / unit > MAX_UNITS:
+            # Whole units of β beyond MAX_UNITS overflow the core's integers: refused, not rounded.
+            raise InputError(f"overhead_s (--overhead) {float(unit):g} s is too small beside the longest transfer "
+                             f"({float(longest):g} s): in units of β its weight would pass {MAX_UNITS:,}; give a β "
+                             f"of at least {float(longest / MAX_UNITS):.3g} s, or 0")
     else:
         unit = max(_common_unit(instance.times_s) / min(instance.k, len(instance.edges)),
                    max(instance.times_s) / MAX_UNITS)
