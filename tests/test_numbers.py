@@ -292,3 +292,14 @@ def test_an_overhead_too_small_for_whole_units_is_refused_not_overflowed(algorit
     with pytest.raises(InputError, match=r"overhead_s \(--overhead\) 1e-300 s is too small"):
         ls.plan(net, ls.half_all_to_all(net), algorithm, overhead_s=1e-300)
     assert ls.plan(net, ls.half_all_to_all(net), algorithm, overhead_s=1e-9).info.parameters["overhead_s"] == 1e-9
+
+
+@pytest.mark.parametrize("overhead", [float("inf"), 1e308, -1.0, float("nan")])
+def test_simulate_refuses_an_overhead_outside_the_rule(overhead):
+    from liquidsched.simulate import simulate
+
+    net = ls.build_topology("two-switch")
+    schedule = ls.plan(net, ls.half_all_to_all(net), "round-robin")
+    with pytest.raises(NumberError, match="^simulate: overhead_s: "):
+        simulate(schedule, "frames", overhead_s=overhead)
+    assert simulate(schedule, "frames", overhead_s="1ms").makespan_s > simulate(schedule, "frames").makespan_s

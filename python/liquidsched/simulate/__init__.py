@@ -26,6 +26,7 @@ from .. import _core
 from ..bounds import compute_bound
 from ..errors import InputError
 from ..schedule import Schedule
+from ..units import parse_duration
 from ..validation import require_exact_delivery
 
 MODELS = ("frames", "circuit", "fluid")
@@ -152,8 +153,8 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         raise InputError(f"unknown policy {policy!r} (available: {', '.join(POLICIES)})")
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r} (available: {', '.join(BACKENDS)})")
-    if not overhead_s >= 0:
-        raise InputError(f"overhead must be non-negative, got {overhead_s!r}")
+    # The one numeric rule: β finite, within 0 and 10^6 s (inf or 1e308 would print as inf ms).
+    overhead_s = parse_duration(overhead_s, "simulate: overhead_s")
     # Every model and back end alike: a prediction of other bytes than the traffic's is of
     # another traffic (a missing transfer would show a ratio above the bound).
     require_exact_delivery(schedule)
