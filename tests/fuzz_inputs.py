@@ -975,7 +975,11 @@ def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        pass
+        # Not (yet) a group of its own: the child alone.
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _forbid_launching() -> None:
@@ -1079,6 +1083,10 @@ def zygote() -> None:
             requests.close()
             channel.close()
             _child(req)
+        try:
+            os.setpgid(pid, pid)  # also here, so that a kill never finds the group not yet made
+        except OSError:
+            pass
         channel.write(json.dumps(watch(pid, req["timeout"])) + "\n")
         channel.flush()
 
