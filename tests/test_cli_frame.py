@@ -335,3 +335,24 @@ def test_a_closed_standard_output_is_one_line(argv):
                        timeout=120)
     assert p.returncode == 2
     assert p.stderr == "liquidsched: error: standard output: cannot write: Bad file descriptor\n"
+
+
+# -- a bug -----------------------------------------------------------------------------------------
+
+def test_a_bug_is_one_line_with_its_own_status(capsys, monkeypatch):
+    """Not the user's error, so not status 2; still no traceback, unless asked for."""
+    from liquidsched.cli import EXIT_INTERNAL_ERROR
+    from liquidsched.cli import plan as plan_module
+
+    def broken(args):
+        raise ValueError("an invariant\nbroken")
+
+    monkeypatch.setattr(plan_module, "cmd_bound", broken)
+    monkeypatch.delenv("LIQUIDSCHED_TRACEBACK", raising=False)
+    code, out, err = run(capsys, "bound", "--topology", "two-switch")
+    assert code == EXIT_INTERNAL_ERROR == 70 and out == ""
+    assert err == ("liquidsched: internal error: ValueError: an invariant broken "
+                   "(a bug in liquidsched; LIQUIDSCHED_TRACEBACK=1 shows where)\n")
+    monkeypatch.setenv("LIQUIDSCHED_TRACEBACK", "1")
+    with pytest.raises(ValueError, match="an invariant"):
+        main(["bound", "--topology", "two-switch"])

@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover
 EXIT_CLOSED_PIPE = 141
 #: Exit status of a command stopped by Ctrl-C (128 + SIGINT).
 EXIT_INTERRUPTED = 130
+#: Exit status of a command stopped by a bug of liquidsched (EX_SOFTWARE of sysexits.h).
+EXIT_INTERNAL_ERROR = 70
 
 # Run as the console script, whose next statements call main(): until main is running, Ctrl-C
 # ends the process as the system's default does, quietly (status 128 + 2 in the shell), not
@@ -54,7 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         0 on success; 1 for an invalid schedule (``check``) or wrong bytes received (``run``);
         2 for a user error, printed as one line; 130 after Ctrl-C; 141 when the reader of
-        standard output went away.
+        standard output went away; 70 for a bug of liquidsched, one line too (its traceback
+        when the environment sets ``LIQUIDSCHED_TRACEBACK``).
 
     Raises
     ------
@@ -74,13 +77,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_CLOSED_PIPE
     except Exception as e:
-        # Standard output failed after the command (its last flush): a user error like any other.
         from ..errors import LiquidschedError
 
-        if not isinstance(e, LiquidschedError):
+        if isinstance(e, LiquidschedError):  # standard output failed at the command's last flush
+            _say(f"liquidsched: error: {e}")
+            return 2
+        # A bug, not the user's error: still one line, with a way to see where it happened.
+        if os.environ.get("LIQUIDSCHED_TRACEBACK"):
             raise
-        _say(f"liquidsched: error: {e}")
-        return 2
+        _say(f"liquidsched: internal error: {type(e).__name__}: {' '.join(str(e).split())[:500]} "
+             f"(a bug in liquidsched; LIQUIDSCHED_TRACEBACK=1 shows where)")
+        return EXIT_INTERNAL_ERROR
 
 
 def _run(argv: list[str]) -> int:
@@ -237,4 +244,4 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-__all__ = ["EXIT_CLOSED_PIPE", "EXIT_INTERRUPTED", "build_parser", "main"]
+__all__ = ["EXIT_CLOSED_PIPE", "EXIT_INTERNAL_ERROR", "EXIT_INTERRUPTED", "build_parser", "main"]
