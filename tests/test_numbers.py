@@ -303,3 +303,14 @@ def test_simulate_refuses_an_overhead_outside_the_rule(overhead):
     with pytest.raises(NumberError, match="^simulate: overhead_s: "):
         simulate(schedule, "frames", overhead_s=overhead)
     assert simulate(schedule, "frames", overhead_s="1ms").makespan_s > simulate(schedule, "frames").makespan_s
+
+
+def test_a_series_refuses_a_string_of_participants_and_work_outside_the_rule():
+    from liquidsched.steady import Series
+
+    with pytest.raises(InputError, match=r"participants: expected a list of node names, got the string 'P1'"):
+        Series("reduce", "P1", "P0", 1, 10)
+    with pytest.raises(NumberError, match="task_flops: .*finite"):
+        Series("reduce", ("P1", "P2"), "P0", 1, float("inf"))
+    with pytest.raises(NumberError, match="is more than liquidsched accepts"):
+        Series("reduce", ("P1", "P2"), "P0", 2**60, 10).check(complete(3))

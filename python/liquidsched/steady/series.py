@@ -49,11 +49,23 @@ class Series:
     task_flops: Fraction = Fraction(0)
 
     def __post_init__(self) -> None:
+        from ..units import parse_work
+
+        where = f"series of {self.kind}s"
+        if isinstance(self.participants, str):
+            raise InputError(f"{where}: participants: expected a list of node names, got the string "
+                             f"{self.participants!r} (write [{self.participants!r}] for one node)")
         object.__setattr__(self, "participants", tuple(self.participants))
-        object.__setattr__(self, "task_flops", Fraction(self.task_flops))
+        if not (isinstance(self.task_flops, (int, Fraction)) and self.task_flops == 0):
+            # The one numeric rule; kept exact as given (0.1 flop/s is 1/10, not a double).
+            parse_work(self.task_flops, f"{where}: task_flops")
+        object.__setattr__(self, "task_flops", Fraction(self.task_flops if not isinstance(self.task_flops, float)
+                                                        else repr(self.task_flops)))
 
     def check(self, platform: Platform) -> None:
         """Refuse a series that does not fit ``platform``, naming what is wrong."""
+        from ..units import parse_size
+
         where = f"series of {self.kind}s"
         if self.kind not in KINDS:
             raise InputError(f"{where}: unknown operation {self.kind!r} (one of {', '.join(KINDS)})")
@@ -83,6 +95,7 @@ class Series:
             size = self.size(t)
             if not isinstance(size, int) or isinstance(size, bool) or size < 1:
                 raise InputError(f"{where}: message {t!r}: expected a positive whole number of bytes, got {size!r}")
+            parse_size(size, f"{where}: message {t!r}")
 
     def message_types(self) -> list:
         """The message types, in a fixed order."""
