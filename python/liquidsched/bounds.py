@@ -358,8 +358,10 @@ class _Ends:
         self.pair_up = np.maximum(self.up_switch, 0) * n
         self.pair_down = np.maximum(self.down_switch, 0)
         self.host_key = np.arange(len(on_net), dtype=np.int64) * self.classes
-        homes_up = np.unique(self.up_switch)
-        homes_down = np.unique(self.down_switch)
+        # With return_counts, np.unique does not load numpy.ma to ask whether the array is masked
+        # (some 10 ms of every command's start-up).
+        homes_up = np.unique(self.up_switch, return_counts=True)[0]
+        homes_down = np.unique(self.down_switch, return_counts=True)[0]
         self.all_composed = bool(homes_up.min() >= 0 and homes_down.min() >= 0
                                  and table.pair_known[(homes_up[:, None] * n + homes_down).ravel()].all())
 
