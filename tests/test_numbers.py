@@ -314,3 +314,10 @@ def test_a_series_refuses_a_string_of_participants_and_work_outside_the_rule():
         Series("reduce", ("P1", "P2"), "P0", 1, float("inf"))
     with pytest.raises(NumberError, match="is more than liquidsched accepts"):
         Series("reduce", ("P1", "P2"), "P0", 2**60, 10).check(complete(3))
+
+
+@pytest.mark.parametrize("parse", [parse_rate, parse_duration, parse_size, parse_count, parse_work])
+def test_a_number_of_100000_digits_is_refused_and_described_not_printed(parse):
+    with pytest.raises(NumberError, match="about 100,000 digits") as e:
+        parse(10**100_000, "field")
+    assert len(str(e.value)) < 200

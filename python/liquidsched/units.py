@@ -111,6 +111,9 @@ def _real(value: object, units: dict[str, Any], what: str, where: str) -> float:
 
 def _shown(value: object) -> str:
     """``value`` for a message, a 300-digit number cut to its magnitude."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 256:
+        # str() of an int past 4,300 digits raises; its size is what the message needs.
+        return f"a whole number of about {int(abs(value).bit_length() * 0.30103):,} digits"
     text = repr(value) if isinstance(value, str) else str(value)
     if len(text) > 40:
         text = f"{text[:12]}… ({len(text)} characters)"
