@@ -356,3 +356,18 @@ def test_a_bug_is_one_line_with_its_own_status(capsys, monkeypatch):
     monkeypatch.setenv("LIQUIDSCHED_TRACEBACK", "1")
     with pytest.raises(ValueError, match="an invariant"):
         main(["bound", "--topology", "two-switch"])
+
+
+def test_a_small_command_loads_only_what_it_uses():
+    """``bound`` on a built-in network: no scheduler, no numpy.ma (np.unique's masked-array
+    check), no tempfile or shutil (nothing is written). Its time is measured by
+    benchmarks/startup.py, not asserted."""
+    unwanted = ("liquidsched.schedulers", "numpy.ma", "tempfile", "shutil", "ortools", "matplotlib")
+    probe = ("import sys, io, contextlib\n"
+             "from liquidsched.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    assert main(['bound', '--topology', 'two-switch']) == 0\n"
+             f"unwanted = {unwanted!r}\n"
+             "print(sorted(m for m in sys.modules if any(m == u or m.startswith(u + '.') for u in unwanted)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
