@@ -321,3 +321,11 @@ def test_a_number_of_100000_digits_is_refused_and_described_not_printed(parse):
     with pytest.raises(NumberError, match="about 100,000 digits") as e:
         parse(10**100_000, "field")
     assert len(str(e.value)) < 200
+
+
+@pytest.mark.parametrize("argv", [["steady", "reduce", "--topology", "complete:n=4", "--task-flops", "1Mflop",
+                                   "--target", ""],
+                                  ["steady", "scatter", "--topology", "complete:n=4", "--source", " "]])
+def test_an_empty_node_name_is_refused_at_parse_time(capsys, argv):
+    status, err = run_cli(capsys, *argv)
+    assert status == 2 and "expected a name, got an empty one" in err and "solving" not in err

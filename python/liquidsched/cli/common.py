@@ -295,6 +295,14 @@ def natural_arg(text: str) -> int:
     return number_arg(parse_count, "count", least=0, most=2**63 - 1)(text)
 
 
+def name_arg(text: str) -> str:
+    """``--source NODE``, ``--target NODE``: one name, not empty (an empty one would read as
+    "not given", or name no node, depending on the command)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a name, got an empty one")
+    return text
+
+
 def host_list_arg(text: str) -> str:
     """``--hosts A,B,...``, ``--participants A,B,...``: host names separated by commas, none of
     them empty; an empty list is refused rather than read as "every host", which leaving the

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..wording import percent, plural
-from .common import command_help, count_arg, err, host_list_arg, number_arg, out, print_json, size_arg
+from .common import command_help, count_arg, err, host_list_arg, name_arg, number_arg, out, print_json, size_arg
 
 OPERATIONS = ("scatter", "all-to-all", "reduce")
 #: The K of the asymptotic curve: a decade per point up to ``--operations``.
@@ -227,8 +227,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--topology", required=True, metavar="PLATFORM|NAME|FILE",
                    help="a platform (complete, star, chain, tiers, with parameters: 'complete:n=10') or any "
                         "topology, whose hosts compute at their speed_flops and switches forward")
-    p.add_argument("--source", metavar="NODE", help="the source of a scatter (default: the first host)")
-    p.add_argument("--target", metavar="NODE", help="the target of a reduce (default: the first participant)")
+    p.add_argument("--source", type=name_arg, metavar="NODE", help="the source of a scatter (default: the first host)")
+    p.add_argument("--target", type=name_arg, metavar="NODE", help="the target of a reduce (default: the first participant)")
     p.add_argument("--participants", type=host_list_arg, metavar="A,B,...",
                    help="the targets, the nodes of the all-to-all, or the values of the reduce in the operator's "
                         "order (default: every host)")
