@@ -80,7 +80,7 @@ function drawBound(){
 function drawSchedule(){
   const S=D.schedule, box=document.getElementById('schedule-drawing'); if(!S) return;
   table(document.getElementById('schedule-table'), ['', ''], [['algorithm', S.algorithm],
-    ['frames', S.frames+' (frame bound '+S.frame_bound+')'], ['time (frames model)', ms(S.makespan_s)+' for Λ = '+ms(S.duration_s)],
+    ['frames', S.frames+' (frame bound '+S.frame_bound+')'], ['time (frames model, latency excluded)', ms(S.makespan_s)+' for Λ = '+ms(S.duration_s)],
     ['liquid', String(S.liquid)], ['optimal (fewest frames, proven)', String(S.optimal)],
     ['resources drawn', S.resources.length+' of '+S.resources_used+', most loaded first']]);
   const rows=S.resources.length, cols=Math.max(1,S.frames), cw=Math.max(2,Math.min(24, 1100/cols)), ch=14, left=150;
@@ -169,7 +169,7 @@ SECTIONS = (("network", "Network and bottlenecks", "network-drawing",
             ("schedule", "Schedule: frames × resources", "schedule-drawing",
              "A cell is shaded by the share of the resource's slots in use in that frame; bottlenecks in red, "
              "at the top."),
-            ("predictions", "Predictions", "predictions-drawing", "The simulators' makespan of the schedule."),
+            ("predictions", "Predictions", "predictions-drawing", "The simulators' makespan of the schedule, route latency included (Λ excludes it)."),
             ("measured", "Measured", "measured-drawing", "What the run measured, mode by mode, beside the prediction."))
 
 
