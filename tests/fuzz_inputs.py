@@ -1201,8 +1201,13 @@ def check(case: Case, o: Outcome, before: dict, after: dict, d: Path, timeout: f
         problems.append("Rust panic")
     # A traceback's status and lines say nothing more about it.
     if o.killed is None and o.status != LAUNCH_BLOCKED and o.status is not None and not crashed:
-        if o.status not in _allowed_statuses(case):
-            first = (o.stderr.strip().splitlines() or [""])[0][:140]
+        lines = o.stderr.strip().splitlines()
+        internal = next((x for x in lines if "internal error" in x), None)
+        if internal is not None:
+            # The command's own word for an exception it did not expect: a traceback in one line.
+            problems.append(f"internal error (exit {o.status}): {internal[:140]}")
+        elif o.status not in _allowed_statuses(case):
+            first = (lines or [""])[0][:140]
             problems.append(f"exit {o.status} (expected {case.expect})" + (f": {first}" if o.status else ""))
         if o.status == 2 or (o.status == 1 and case.command != "check"):
             lines = o.stderr.splitlines()

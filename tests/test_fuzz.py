@@ -104,6 +104,7 @@ def test_the_checker_accepts_a_clean_error_and_refuses_each_kind_of_wrong_answer
         "launched a process": _outcome(status=fz.LAUNCH_BLOCKED, stderr="FUZZ: launch blocked: (['mpiexec'],)\n"),
         "standard output before the error": _outcome(stdout="┏━━ table\n"),
         "error line not": _outcome(stderr="Error: no\n"),
+        "internal error": _outcome(status=70, stderr="liquidsched: internal error: KeyError: 'mode' (a bug)\n"),
     }
     for what, outcome in wrong.items():
         problems = fz.check(CASE, outcome, same, same, tmp_path, 10)
