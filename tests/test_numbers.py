@@ -329,3 +329,10 @@ def test_a_number_of_100000_digits_is_refused_and_described_not_printed(parse):
 def test_an_empty_node_name_is_refused_at_parse_time(capsys, argv):
     status, err = run_cli(capsys, *argv)
     assert status == 2 and "expected a name, got an empty one" in err and "solving" not in err
+
+
+def test_a_fixed_period_too_short_for_one_operation_is_one_line_naming_it(capsys):
+    status, err = run_cli(capsys, "steady", "scatter", "--topology", "complete:n=4", "--fixed-period", "1ms")
+    assert status == 2
+    assert err.strip().splitlines() == ["liquidsched: error: fixed period 1/1000 s (0.001 s): too short to carry one "
+                                        "whole operation (the optimal period is 3/100 s for 1 operation)"]

@@ -191,7 +191,8 @@ def cmd_steady(args: argparse.Namespace) -> int:
         raise InputError("--emulate and --prefix apply to --run")
     # The launcher is checked before the solve, which may take a while.
     launcher = launcher_of(args) if args.execute else None
-    err.print(f"solving the series of {series.operations_word} on {platform!r} …")
+    if err.is_terminal:  # a note for whoever waits, not a line of a refusal's output
+        err.print(f"solving the series of {series.operations_word} on {platform!r} …")
     state = solve_steady(platform, series, args.fixed_period)
     baseline = period_of_trees(platform, series, baseline_trees(platform, series))
     report = report_of(state, baseline, args.operations)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from ..errors import InputError
 from .exact import ExactnessError, ExactSolution, exact_solution
 from .lp import LinearProgram, build_program, least_busy_program, solve_program
 from .period import Decomposition, Period, decompose, period_of
@@ -132,6 +133,11 @@ def solve_steady(platform: Platform, series: Series, fixed_period_s: Fraction | 
     trees = extract_trees(platform, series, period)
     times["trees"] = time.perf_counter() - t0
     fixed = None if fixed_period_s is None else fixed_period(trees, period, Fraction(fixed_period_s))
+    if fixed is not None and fixed.operations == 0:
+        # A period that completes nothing has no throughput to report or schedule to run.
+        raise InputError(f"fixed period {fixed.length_s} s ({float(fixed.length_s):g} s): too short to carry one "
+                         f"whole operation (the optimal period is {period.length_s} s for {period.operations} "
+                         f"operation{'' if period.operations == 1 else 's'})")
     run = period if fixed is None else fixed.period()
     t0 = time.perf_counter()
     decomposition = decompose(platform, run.edge_bytes(series))
