@@ -82,7 +82,8 @@ def _number_and_scale(text: str, units: dict[str, Any], what: str, where: str) -
     """Split ``"1.5MB"`` into the number's text and the unit's scale (1 without a unit)."""
     match = _NUMBER_UNIT.match(text)
     if not match:
-        raise NumberError(_at(where, f"expected {what}, got {text!r}"))
+        finite = ", a finite number" if text.strip().lstrip("+-").lower() in ("inf", "infinity", "nan") else ""
+        raise NumberError(_at(where, f"expected {what}{finite}, got {text!r}"))
     unit = match.group(2)
     if unit and unit not in units:
         raise NumberError(_at(where, f"unknown unit {unit!r} in {text!r} (known: {', '.join(units)})"))
