@@ -50,7 +50,7 @@ def _time_scale(text: str) -> float:
     from ..emulate import check_time_scale
     from ..units import parse_number
 
-    return check_time_scale(parse_number(text, "time scale", least=1, most=MAX_TIME_SCALE))
+    return parse_number(check_time_scale(text), "time scale", least=1, most=MAX_TIME_SCALE)
 
 
 def _whole(text: str) -> int:
