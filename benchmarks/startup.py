@@ -2,6 +2,8 @@
 
     python benchmarks/startup.py --output out/startup.json
     python benchmarks/startup.py --cached --runs 31 --output out/startup-cached.json
+    git archive OLD python | tar -x -C /tmp/old && cp python/liquidsched/_core*.so /tmp/old/python/liquidsched/
+    python benchmarks/startup.py --baseline /tmp/old/python --output out/startup-vs-old.json
 
 Each command is a whole new process, as a user starts it: ``python -c "import numpy"`` (the
 yardstick: every command that computes something needs numpy), ``liquidsched --help``,
@@ -11,7 +13,9 @@ after run, so that a machine busy for a moment slows all of them alike; the tabl
 median and the fastest of ``--runs`` runs of each and the ratio of the medians to numpy's, in
 wall-clock time and in processor time (user + system, the child's own: on a machine busy with
 other work, the wall clock also counts the time the command waited for a core). The issue's goal
-is a ratio of at most 2 for ``bound``.
+is a ratio of at most 2 for ``bound``. ``--baseline DIR`` runs the liquidsched commands a second
+time with ``DIR`` (another version's ``python/`` directory) first on ``PYTHONPATH``, in the same
+turns: before and after a change, measured alike.
 
 Python compiles a module it imports unless a compiled copy is cached beside it; an installed
 package has its copies (pip writes them), but a source tree run with ``PYTHONDONTWRITEBYTECODE``
@@ -58,6 +62,15 @@ def environment(cache: str | None) -> dict[str, str]:
     return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPYCACHEPREFIX": cache}
 
 
+def commands(baseline: str | None) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """Label → (command line, environment added), the baseline's commands too."""
+    runs = {label: (argv, {}) for label, argv in COMMANDS.items()}
+    if baseline is not None:
+        runs |= {f"{label} (baseline)": (argv, {"PYTHONPATH": baseline})
+                 for label, argv in COMMANDS.items() if label != YARDSTICK}
+    return runs
+
+
 def time_once(command: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall-clock and processor seconds of one run of ``command``, its output discarded; a
     failure stops the benchmark (a fast error is no start-up figure)."""
@@ -74,19 +87,21 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21, help="runs of each command (default 21)")
     parser.add_argument("--cached", action="store_true",
                         help="compiled modules cached, as installed (see above), not as this environment says")
+    parser.add_argument("--baseline", metavar="DIR", help="also run the commands with DIR first on PYTHONPATH")
     args = parser.parse_args()
-    times: dict[str, list[float]] = {label: [] for label in COMMANDS}
-    cpu: dict[str, list[float]] = {label: [] for label in COMMANDS}
+    runs = commands(args.baseline)
+    times: dict[str, list[float]] = {label: [] for label in runs}
+    cpu: dict[str, list[float]] = {label: [] for label in runs}
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="startup-pycache-") as cache:
         env = environment(cache if args.cached else None)
-        for command in COMMANDS.values():  # warm the file cache (and the compiled modules' cache)
-            time_once(command, env)
+        for command, added in runs.values():  # warm the file cache (and the compiled modules' cache)
+            time_once(command, env | added)
         with progress_bar("runs", Console(stderr=True)) as progress:
             task = progress.add_task("runs", total=args.runs)
             for _ in range(args.runs):
-                for label, command in COMMANDS.items():
-                    wall, used = time_once(command, env)
+                for label, (command, added) in runs.items():
+                    wall, used = time_once(command, env | added)
                     times[label].append(wall)
                     cpu[label].append(used)
                 progress.advance(task)
@@ -105,7 +120,8 @@ def main() -> None:
                       f"{row['cpu_ratio_to_numpy']:.2f}")
     Console(width=120).print(table)
     write_document({"runs": args.runs, "python": sys.version.split()[0], "yardstick": YARDSTICK,
-                    "compiled_modules_cached": args.cached, "load_average_1min": load_before,
+                    "compiled_modules_cached": args.cached, "baseline": args.baseline,
+                    "load_average_1min": load_before,
                     "results": rows}, args.output)
 
 
