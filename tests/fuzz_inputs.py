@@ -124,7 +124,8 @@ def _quote(word: str) -> str:
 def _describe(kind: str, content: bytes) -> str:
     if kind == "file":
         head = content[:40]
-        shown = head.decode("utf-8", "backslashreplace").replace("\n", "\\n").replace("\r", "\\r")
+        text = head.decode("utf-8", "backslashreplace")
+        shown = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
         return f"{len(content)} bytes '{shown}{'…' if len(content) > 40 else ''}'"
     if kind == "link":
         return "link→" + content.decode()
@@ -1331,9 +1332,11 @@ def _problem_kind(problem: str) -> str:
     return re.split(r"[:(]", problem, maxsplit=1)[0].strip()
 
 
-def markdown(failures: list[Failure], counts: dict[str, int]) -> str:
+def markdown(failures: list[Failure], counts: dict[str, int], peak_bytes: int = 0) -> str:
     """The failures grouped by class and kind of problem, one example command each."""
-    out = [f"# Fuzz failures: {len(failures)} of {sum(counts.values())} distinct hostile inputs", ""]
+    out = [f"# Fuzz failures: {len(failures)} of {sum(counts.values())} distinct hostile inputs", "",
+           f"`make fuzz` (`python tests/fuzz_inputs.py`); peak memory of one command {peak_bytes >> 20} MiB "
+           f"(cap {MEMORY_CAP_BYTES >> 20} MiB). `D` is the input's own directory.", ""]
     by_class: dict[str, list[Failure]] = defaultdict(list)
     for f in failures:
         by_class[f.cls].append(f)
@@ -1408,7 +1411,7 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)
     Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
     if args.markdown:
-        Path(args.markdown).write_text(markdown(failures, counts))
+        Path(args.markdown).write_text(markdown(failures, counts, peak["maxrss_bytes"]))
     return 1 if failures else 0
 
 
