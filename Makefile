@@ -56,6 +56,7 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	@mkdir -p $(OUT)
+	$(PY) benchmarks/startup.py --output $(OUT)/startup.json
 	$(PY) benchmarks/sweep_t1.py --output $(OUT)/bench-sweep-t1.json
 	$(PY) benchmarks/t1_schedules.py --output $(OUT)/bench-t1-schedules.json --plot $(OUT)/bench-t1-schedules.png \
 		--cpsat-time-limit 10 --jobs 2 --reduction-node-limit 500000
