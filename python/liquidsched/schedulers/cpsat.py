@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import _core
 from ..bounds import frame_lower_bound
 from ..errors import InputError
+from ..interrupt import solve_cpsat
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
@@ -85,7 +86,7 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
     solver.parameters.num_workers = workers
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
-    status = solver.solve(model)
+    status = solve_cpsat(solver, model)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         slots = [[] for _ in greedy]
         for t, row in enumerate(x):

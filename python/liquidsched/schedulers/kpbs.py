@@ -25,6 +25,7 @@ from typing import Sequence
 from .. import _core
 from ..bounds import transfer_slot_times_s
 from ..errors import InputError, TrafficError
+from ..interrupt import run_highs
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo, frames_of_shares
 from ..traffic import Traffic
@@ -297,7 +298,8 @@ def kpbs_optimum(net: Network, traffic: Traffic, overhead_s: float = 0.0, time_l
         h.addConstr(sum(y[e][s] for e in range(len(times))) <= instance.k * z[s])
         if s:
             h.addConstr(z[s] <= z[s - 1])  # used steps first: fewer equal solutions
-    h.minimize(sum(float(beta) * z[s] + m[s] for s in range(steps)))
+    h.setObjective(sum(float(beta) * z[s] + m[s] for s in range(steps)), highspy.ObjSense.kMinimize)
+    run_highs(h)
     status = h.modelStatusToString(h.getModelStatus())
     if status not in ("Optimal", "Time limit reached") or h.getInfo().primal_solution_status != 2:
         return heuristic

@@ -19,6 +19,7 @@ from fractions import Fraction
 from .. import _core
 from ..bounds import transfer_slot_times_s
 from ..errors import ProblemTooLargeError
+from ..interrupt import run_highs
 from ..network import Network
 from ..schedule import Piece, Schedule, ScheduleInfo, frames_of_shares
 from ..traffic import Traffic
@@ -245,5 +246,5 @@ class _CoverMaster:
 
     def solve(self) -> tuple[float, list[float]]:
         """The value of the master over the columns so far and the duals of its cover rows."""
-        self._highs.run()
+        run_highs(self._highs)
         return self._highs.getInfo().objective_function_value, list(self._highs.getSolution().row_dual)

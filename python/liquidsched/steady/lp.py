@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import BackendError, InputError
+from ..interrupt import run_highs
 from .platform import Platform
 from .series import ALL_TO_ALL, REDUCE, SCATTER, Series
 
@@ -273,7 +274,7 @@ def solve_program(lp: LinearProgram, solver: str = "ipm") -> LpSolution:
     h.setOptionValue("solver", solver)
     h.setOptionValue("run_crossover", "on")
     h.passModel(model)
-    h.run()
+    run_highs(h)
     status = h.getModelStatus()
     if status != highspy.HighsModelStatus.kOptimal:
         raise InputError(f"the linear program has no optimum: HiGHS says {h.modelStatusToString(status)}")
