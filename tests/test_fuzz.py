@@ -22,7 +22,7 @@ from . import fuzz_inputs as fz
 FAST = {"special-file": 40, "encoding": 20, "document-bomb": 20, "field-value": 30, "option-number": 35,
         "spec": 25, "hostfile-map": 15, "output-path": 25, "option-parse": 15, "mutation": 15}
 #: A hostile input must be answered well within this (the long part allows 20 s).
-TIMEOUT_S = 10.0
+TIMEOUT_S = 20.0
 
 
 
