@@ -1194,7 +1194,9 @@ def check(case: Case, o: Outcome, before: dict, after: dict, d: Path, timeout: f
         problems.append(f"launched a process: {line[len('FUZZ: launch blocked: '):][:100]}")
     elif o.signal is not None and not o.killed:
         problems.append(f"killed by signal {o.signal}")
-    crashed = "Traceback (most recent call last)" in both
+    # "Exception ignored": what Python prints for an exception at exit (a closed stream, a
+    # finaliser), a traceback all the same.
+    crashed = "Traceback (most recent call last)" in both or "Exception ignored" in both
     if crashed:
         last = [x for x in o.stderr.splitlines() if x.strip()][-1:] or ["?"]
         problems.append(f"traceback: {last[0][:120]}")
