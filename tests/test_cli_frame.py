@@ -223,6 +223,15 @@ def test_an_empty_output_path_is_refused(capsys, argv, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("name", ["out.json/", "new-dir/", ""])
+def test_a_path_ending_in_a_slash_names_no_file(capsys, tmp_path, name):
+    """pathlib drops the slash: ``out.json/`` would have written the file ``out.json``."""
+    path = f"{tmp_path}/{name}"
+    code, out, err = run(capsys, "topology", "export", "two-switch", "--output", path)
+    assert code == 2 and err == f"liquidsched: error: {path}: ends with /, so names a directory, not a file\n"
+    assert os.listdir(tmp_path) == []
+
+
 def test_two_options_naming_one_file_are_refused(capsys, tmp_path):
     path = str(tmp_path / "x.png")
     code, _, err = run(capsys, "plan", "--topology", "two-switch", "--output", path, "--plot", path)

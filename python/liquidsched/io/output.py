@@ -6,7 +6,7 @@ not a file.
   a reader never sees half of it and a failure leaves nothing behind.
 * A symbolic link is followed: its target is written, the link stays; the target of a dangling
   link is created.
-* An empty path is refused.
+* An empty path, or one ending in a slash, is refused.
 * A device, a FIFO or a socket is written in place (``/dev/null``, ``/dev/stdout``, a named pipe a
   reader waits on); it is never replaced by a file.
 * A directory, a path under a file, or a directory that does not exist or cannot be written is
@@ -82,9 +82,14 @@ def plot_format(path: str | os.PathLike) -> str:
     return suffix
 
 
-def _refuse_empty(path: str | os.PathLike) -> None:
-    if not str(path).strip():
+def _refuse_no_file_name(path: str | os.PathLike) -> None:
+    """Refuse a path that names no file: empty, or ending in a slash (a directory's name, which
+    pathlib would silently drop)."""
+    text = str(path)
+    if not text.strip():
         raise InputError("an empty output path: give a file name, or - for standard output")
+    if text.endswith(("/", os.sep)):
+        raise InputError(f"{text}: ends with /, so names a directory, not a file")
 
 
 def _target(p: Path) -> Path:
@@ -107,7 +112,7 @@ def check_output(path: str | os.PathLike) -> None:
     ...
     liquidsched.errors.InputError: /nonexistent-dir/x.json: directory /nonexistent-dir does not exist
     """
-    _refuse_empty(path)
+    _refuse_no_file_name(path)
     if str(path) == STDOUT:
         return
     p = Path(path)
@@ -142,7 +147,7 @@ def write_output(path: str | os.PathLike, data: str | bytes) -> None:
     InputError
         naming the path and the system's reason, when it cannot be written.
     """
-    _refuse_empty(path)
+    _refuse_no_file_name(path)
     if str(path) == STDOUT:
         _write_stdout(data)
         return
