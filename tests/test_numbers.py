@@ -336,3 +336,19 @@ def test_a_fixed_period_too_short_for_one_operation_is_one_line_naming_it(capsys
     assert status == 2
     assert err.strip().splitlines() == ["liquidsched: error: fixed period 1/1000 s (0.001 s): too short to carry one "
                                         "whole operation (the optimal period is 3/100 s for 1 operation)"]
+
+
+def test_a_spec_that_is_not_text_is_refused_by_its_reader():
+    net = ls.build_topology("crossbar:n=3")
+    with pytest.raises(TopologyError, match="got int 5"):
+        ls.build_topology(5)
+    with pytest.raises(TopologyError, match="got NoneType None"):
+        ls.resolve_topology(None)
+    with pytest.raises(TrafficError, match="got int 5"):
+        ls.make_traffic(net, 5)
+
+
+def test_an_option_given_as_none_is_the_schedulers_default():
+    net = ls.build_topology("backbone:n1=2,n2=2")
+    schedule = ls.plan(net, ls.half_all_to_all(net), "weighted", overhead_s=None)
+    assert schedule.info.parameters["overhead_s"] == 0.0

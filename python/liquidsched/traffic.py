@@ -682,6 +682,11 @@ def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
     """A traffic by generator name (``"scatter:root=h1"``, ``"random:seed=3,density=0.5"``) or a
     file path, checked against ``net``. ``size_bytes`` is a generated transfer's size;
     ``file_size_bytes`` that of a file's transfer without ``size_bytes`` (none: refused)."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise TrafficError(f"expected a traffic: a generator such as 'all-to-all' or a file, got "
+                           f"{type(spec).__name__} {spec!r}")
     name, _, params = spec.partition(":")
     if name not in GENERATORS:
         if Path(spec).suffix.lower() in (".csv", ".json", ".yaml", ".yml") or Path(spec).exists():

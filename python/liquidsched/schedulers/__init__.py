@@ -37,8 +37,9 @@ def _checked_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
              "seed": lambda v, at: parse_count(v, at, least=0, most=2**63 - 1),
              "workers": lambda v, at: parse_count(v, at, least=1, most=1024),
              "packet_bytes": lambda v, at: parse_size(v, at)}
-    return {key: rules[key](value, f"{name}: {key}") if key in rules and value is not None else value
-            for key, value in options.items()}
+    # None is "not given" (the scheduler's default), as the command line leaves an option out.
+    return {key: rules[key](value, f"{name}: {key}") if key in rules else value
+            for key, value in options.items() if not (key in rules and value is None)}
 
 SCHEDULERS: dict[str, Scheduler] = {
     "round-robin": round_robin,

@@ -122,6 +122,8 @@ def build_topology(spec: str) -> Network:
     """
     from ..spec import field_where, spec_fields
 
+    if not isinstance(spec, str):
+        raise TopologyError(f"expected a topology such as 'crossbar:n=4', got {type(spec).__name__} {spec!r}")
     name = spec.partition(":")[0]
     if name not in BUILDERS:
         raise TopologyError(f"unknown topology {name!r} (built-in: {', '.join(BUILDERS)})")
@@ -146,6 +148,9 @@ def resolve_topology(spec: str | os.PathLike) -> Network:
     (:mod:`liquidsched.io.slurm`) or ``infiniband:NETDISCOVER,LFTS`` (:mod:`liquidsched.io.infiniband`)."""
     from ..io.topology import load_topology
 
+    if not isinstance(spec, (str, os.PathLike)):
+        raise TopologyError(f"expected a topology: a built-in such as 'crossbar:n=4' or a file, got "
+                            f"{type(spec).__name__} {spec!r}")
     text = str(spec)
     name = text.partition(":")[0]
     if name in BUILDERS:
