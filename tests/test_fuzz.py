@@ -57,11 +57,12 @@ def test_every_class_reaches_every_command_and_reader():
     assert all(chosen()[c] for c in FAST)
 
 
-@pytest.mark.parametrize("slot", [s for s in fz.slots() if s.argv[0] not in fz.GUARDED],
+@pytest.mark.parametrize("slot", [s for s in fz.slots() if s.argv[0] != "netem"],
                          ids=lambda s: f"{s.reader}:{' '.join(s.argv[:2])}")
 def test_the_seeds_are_valid(slot, runner, tmp_path):
     """Every valid seed is accepted where it is read: the hostile inputs made from it fail
-    because of what was done to them, not because the seed or the command line was wrong."""
+    because of what was done to them, not because the seed or the command line was wrong.
+    A command that launches is accepted when it gets as far as starting a process (blocked)."""
     seed = fz.seeds()
     name, text = seed[slot.seed]
     case = fz.Case("seed", slot.reader, slot.make("{d}/" + name),
@@ -161,7 +162,10 @@ def test_the_launch_guard_stops_a_child_starting_a_process(tmp_path):
         fz._forbid_launching()
         import subprocess
 
-        subprocess.run(["true"])
+        try:
+            subprocess.run(["true"])
+        except SystemExit as e:
+            os._exit(e.code)
 
     out = fz.watch(_forked(body), timeout=20)
     assert out["status"] == fz.LAUNCH_BLOCKED
