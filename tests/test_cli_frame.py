@@ -380,3 +380,11 @@ def test_a_small_command_loads_only_what_it_uses():
              "print(sorted(m for m in sys.modules if any(m == u or m.startswith(u + '.') for u in unwanted)))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_progress_bar_off_a_terminal_leaves_no_line(tmp_path):
+    """rich ends a progress bar on a pipe with an empty line; before an error, that made it two."""
+    p = subprocess.run([LIQUIDSCHED, "sweep", "--topology", "two-switch", "--output", str(tmp_path / "c.json")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("liquidsched: error: sweep: "), p.stderr

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, NoReturn, S
 from rich.console import Console, ConsoleDimensions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rich.progress import Progress
     from rich.table import Table
 
 from ..errors import InputError
@@ -51,6 +52,15 @@ class _Console(Console):
     def on_broken_pipe(self) -> None:
         self.quiet = True
         raise BrokenPipeError
+
+
+def progress_bar(*columns: Any, hidden: bool = False) -> Progress:
+    """A transient progress bar of ``columns`` on the error stream, shown only to someone
+    watching a terminal: elsewhere rich would draw nothing and still end it with an empty line,
+    the line before a one-line error."""
+    from rich.progress import Progress
+
+    return Progress(*columns, console=err, transient=True, disable=hidden or not err.is_interactive)
 
 
 def fold_cells(table: Table) -> Table:

@@ -27,7 +27,7 @@ from ..io.files import write_document
 from ..schedule import Schedule
 from ..wording import percent, plural
 from .common import (add_schedule_options, algorithm_options, command_help, count_arg, err, mbps, natural_arg, out,
-                     print_json, print_violations, schedule_from_args)
+                     print_json, print_violations, progress_bar, schedule_from_args)
 from ..execute.plan import STEPPED_MODES
 from ..emulate.addressing import time_scale_of
 from .emulation import (EMULATION_DEFAULTS, add_emulation_options, add_launch_options, describe_emulation,
@@ -262,7 +262,7 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
     size's schedule (scaled or planned again) is validated like the one given, and the largest
     checked against this machine's memory (``network``: :func:`~liquidsched.execute.network_kind`),
     before an emulated network is built or anything launched."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from ..execute import check_memory_on, exchange_plan
     from ..execute.metadata import utc_now
@@ -286,7 +286,7 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
                   f"{plural(len(sizes), 'size')} ({format_size(sizes[0])} to {format_size(sizes[-1])}): "
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {plural(args.repeats, 'timed run')} each")
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=err, transient=True) as progress:
+        with progress_bar(*columns) as progress:
             task = progress.add_task(f"size {format_size(sizes[0])}", total=len(sizes))
 
             def advance(done: int, total: int) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from .common import command_help, err, mbps, out, print_json
+from .common import command_help, err, mbps, out, print_json, progress_bar
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from ..io.files import write_document
@@ -16,8 +16,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from ..topologies import resolve_topology
 
     net = resolve_topology(args.topology)
-    with Progress(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True, disable=args.json) as progress:
+    with progress_bar(TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      hidden=args.json) as progress:
         task = progress.add_task("sweep", total=None)
         result = run_sweep(net, include_self=not args.no_self,
                            progress=lambda done, total: progress.update(task, completed=done, total=total))
