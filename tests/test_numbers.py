@@ -352,3 +352,10 @@ def test_an_option_given_as_none_is_the_schedulers_default():
     net = ls.build_topology("backbone:n1=2,n2=2")
     schedule = ls.plan(net, ls.half_all_to_all(net), "weighted", overhead_s=None)
     assert schedule.info.parameters["overhead_s"] == 0.0
+
+
+@pytest.mark.parametrize("generator", ["all-to-all", "half-all-to-all", "random", "skewed"])
+def test_a_run_away_traffic_is_refused_before_it_is_made(generator):
+    net = ls.build_topology("crossbar:n=100000")
+    with pytest.raises(TrafficError, match=rf"^{generator}: [\d,]+ transfers among these hosts, more than the 16,777,216"):
+        ls.make_traffic(net, generator)

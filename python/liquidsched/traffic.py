@@ -27,6 +27,10 @@ from .units import MAX_SIZE_BYTES, parse_size
 
 #: Transfer size used when none is given: 1 MB, as in paper 001.
 DEFAULT_SIZE_BYTES = 1_000_000
+#: The most transfers a generator makes: 2**24, sixteen times an all-to-all of a thousand hosts.
+#: More (an all-to-all of ``crossbar:n=100000`` is 10**10) is refused before any is made, as
+#: it would fill the memory first.
+MAX_TRANSFERS = 2**24
 
 
 @dataclass(frozen=True)
@@ -421,6 +425,13 @@ def allocation_hosts(net: Network, allocation: Sequence[int]) -> list[str]:
     return chosen
 
 
+def _check_transfers(count: int, generator: str) -> None:
+    """Refuse a generator that would make more than :data:`MAX_TRANSFERS` transfers."""
+    if count > MAX_TRANSFERS:
+        raise TrafficError(f"{generator}: {count:,} transfers among these hosts, more than the {MAX_TRANSFERS:,} "
+                           "liquidsched generates (choose fewer hosts, e.g. with --alloc, or a smaller topology)")
+
+
 def _size(size_bytes: Any, generator: str) -> int:
     """A generator's transfer size by the one numeric rule (:func:`~liquidsched.units.parse_size`):
     ``"1MB"`` is 10**6 bytes, and 0, 1.5 or inf are refused here rather than by the traffic's check."""
@@ -477,6 +488,7 @@ def _product(senders: np.ndarray, receivers: np.ndarray, include_self: bool) -> 
         times = Counter(receivers.tolist())
         per_row -= np.array([times.get(h, 0) for h in senders.tolist()], dtype=np.int64)
     total = int(per_row.sum())
+    _check_transfers(total, "half-all-to-all" if include_self else "all-to-all")
     src, dst = np.empty(total, dtype=senders.dtype), np.empty(total, dtype=receivers.dtype)
     rows = max(1, CHUNK // max(1, len(receivers)))
     at = 0
@@ -542,6 +554,7 @@ def random_matrix(net: Network, hosts: Sequence[str] | None = None, seed: int = 
         raise TrafficError("random matrix: need 0 < density <= 1 and 0 < min_bytes <= max_bytes")
     senders, receivers = _roles(net, hosts)
     rng = random.Random(seed)
+    _check_transfers(len(senders) * len(receivers), "random")
     transfers = [Transfer(s, d, rng.randint(min_bytes, max_bytes))
                  for s in senders for d in receivers if s != d and rng.random() < density]
     return Traffic(transfers, f"random-{seed}")
@@ -571,6 +584,7 @@ def skewed(net: Network, hosts: Sequence[str] | None = None, seed: int = 0, alph
     senders, receivers = _roles(net, hosts)
     order = list(receivers)
     random.Random(seed).shuffle(order)
+    _check_transfers(len(senders) * len(receivers), "skewed")
     popularity = {h: 1.0 / (rank + 1) ** alpha for rank, h in enumerate(order)}
     transfers = []
     for s in senders:
