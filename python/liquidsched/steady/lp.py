@@ -165,6 +165,38 @@ def build_program(platform: Platform, series: Series, as_printed: bool = False) 
     return lp
 
 
+#: What a HiGHS model status other than optimal means, said for a reader who does not know HiGHS.
+HIGHS_STATUS_MEANINGS = {
+    "kNotset": "HiGHS stopped before it reached any status (it could not solve the model: a numeric "
+               "failure, such as an infinite or zero cost, or an interrupt)",
+    "kInfeasible": "no solution meets every constraint (infeasible)",
+    "kUnbounded": "the objective grows without bound (unbounded)",
+    "kUnboundedOrInfeasible": "the problem is infeasible or unbounded",
+    "kTimeLimit": "HiGHS ran out of time before the optimum",
+    "kIterationLimit": "HiGHS ran out of iterations before the optimum",
+    "kInterrupt": "HiGHS was interrupted before the optimum",
+    "kHighsInterrupt": "HiGHS was interrupted before the optimum",
+    "kMemoryLimit": "HiGHS ran out of memory",
+    "kModelEmpty": "the model is empty (nothing to optimise)",
+    "kUnknown": "HiGHS stopped without knowing whether an optimum exists",
+}
+
+
+def highs_status_meaning(status) -> str:
+    """What a HiGHS model status means, in words, with HiGHS's own name for it.
+
+    Examples
+    --------
+    >>> import highspy
+    >>> highs_status_meaning(highspy.HighsModelStatus.kNotset)[:38]
+    'HiGHS stopped before it reached any st'
+    """
+    name = getattr(status, "name", str(status))
+    meaning = HIGHS_STATUS_MEANINGS.get(name, f"HiGHS failed ({name.removeprefix('k')}: an error in the model or "
+                                              "the solver, not a property of the platform)")
+    return f"{meaning} [HiGHS status {name.removeprefix('k')}]"
+
+
 def _add_balance_rows(lp: LinearProgram, platform: Platform, series: Series, types: list,
                       flow: dict[tuple[int, Any], dict[int, Fraction]], tp: int) -> None:
     """Conservation of each message type at each node, and the throughput at its ends."""
@@ -277,7 +309,7 @@ def solve_program(lp: LinearProgram, solver: str = "ipm") -> LpSolution:
     run_highs(h)
     status = h.getModelStatus()
     if status != highspy.HighsModelStatus.kOptimal:
-        raise InputError(f"the linear program has no optimum: HiGHS says {h.modelStatusToString(status)}")
+        raise InputError(f"the linear program has no optimum: {highs_status_meaning(status)}")
     solution, basis = h.getSolution(), h.getBasis()
     basic = highspy.HighsBasisStatus.kBasic
     upper = highspy.HighsBasisStatus.kUpper
