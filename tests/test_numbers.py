@@ -359,3 +359,12 @@ def test_a_run_away_traffic_is_refused_before_it_is_made(generator):
     net = ls.build_topology("crossbar:n=100000")
     with pytest.raises(TrafficError, match=rf"^{generator}: [\d,]+ transfers among these hosts, more than the 16,777,216"):
         ls.make_traffic(net, generator)
+
+
+def test_a_run_away_builder_is_refused_from_python_too():
+    from liquidsched.topologies import crossbar, torus
+
+    with pytest.raises(TopologyError, match="crossbar: 1,000,000,001 nodes, more than the 1,000,000"):
+        crossbar(10**9)
+    with pytest.raises(TopologyError, match="torus: 2,000,000 nodes"):
+        torus((1000, 1000))

@@ -7,6 +7,7 @@ separated by ``/``; rates take units (``c2=1Gbit/s``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from dataclasses import dataclass
@@ -41,6 +42,29 @@ class Builder:
         return {p.name for p in inspect.signature(self.build).parameters.values()
                 if p.default is None and str(p.annotation).replace(" ", "") == "int|None"}
 
+
+def _guarded(name: str, build: Callable[..., Network]) -> Callable[..., Network]:
+    """``build``, refusing before it starts a network of more than :data:`MAX_NODES` nodes,
+    however it is called (a spec or Python: ``crossbar(10**9)`` would fill the memory first)."""
+    signature = inspect.signature(build)
+
+    @functools.wraps(build)
+    def guarded(*args: Any, **kwargs: Any) -> Network:
+        try:
+            given = signature.bind(*args, **kwargs).arguments
+            nodes = _nodes(name, given, {p.name: p.default for p in signature.parameters.values()})
+        except (TypeError, ValueError, OverflowError):
+            nodes = 0  # arguments the builder itself refuses, with its own message
+        if nodes > MAX_NODES:
+            raise TopologyError(f"{name}: {nodes:,} nodes, more than the {MAX_NODES:,} liquidsched builds")
+        return build(*args, **kwargs)
+
+    return guarded
+
+
+backbone, crossbar, fat_tree, hierarchical = (_guarded("backbone", backbone), _guarded("crossbar", crossbar),
+                                              _guarded("fat-tree", fat_tree), _guarded("hierarchical", hierarchical))
+mesh, torus, random_network = _guarded("mesh", mesh), _guarded("torus", torus), _guarded("random", random_network)
 
 BUILDERS: dict[str, Builder] = {
     b.name: b
@@ -113,7 +137,7 @@ def build_topology(spec: str) -> Network:
     """Build a named topology, ``"NAME"`` or ``"NAME:param=value,..."``: the fields are read by
     the one spec reader (:func:`liquidsched.spec.spec_fields`, a key given twice refused) and
     the one numeric rule; a topology of more than :data:`MAX_NODES` nodes is refused before it
-    is built.
+    is built (by the builder's guard, :func:`_guarded`).
 
     Examples
     --------
@@ -136,9 +160,6 @@ def build_topology(spec: str) -> Network:
                   for key, value in fields.items()}
     except ValueError as e:  # the numeric rule's NumberError, a topology's error here
         raise TopologyError(str(e)) from None
-    nodes = _nodes(name, kwargs, defaults)
-    if nodes > MAX_NODES:
-        raise TopologyError(f"topology spec {spec}: {nodes:,} nodes, more than the {MAX_NODES:,} liquidsched builds")
     return builder.build(**kwargs)
 
 
