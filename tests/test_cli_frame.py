@@ -388,3 +388,12 @@ def test_a_progress_bar_off_a_terminal_leaves_no_line(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.count("\n") == 1 and p.stderr.startswith("liquidsched: error: sweep: "), p.stderr
+
+
+def test_an_encoding_that_cannot_show_a_character_escapes_it():
+    """Standard output in ASCII: Λ written as Python writes it to standard error, not a crash."""
+    env = os.environ | {"PYTHONIOENCODING": "ascii"}
+    p = subprocess.run([LIQUIDSCHED, "bound", "--topology", "two-switch"], capture_output=True, text=True,
+                       encoding="ascii", env=env, timeout=120)
+    assert p.returncode == 0 and p.stderr == ""
+    assert "duration \\u039b" in p.stdout and "416.67 MB/s" in p.stdout

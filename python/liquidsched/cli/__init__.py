@@ -143,14 +143,21 @@ def _command(argv: list[str]) -> int:
 
 class _StandardOutput:
     """Standard output for the length of a command: written whole (:func:`_whole_writes`); a
-    write that fails for another reason than a closed pipe (a full device, descriptor 1 closed
-    when Python started) is the one-line error :func:`~liquidsched.io.output.stdout_error`."""
+    character its encoding cannot show escaped; a write that fails for another reason than a
+    closed pipe (a full device, descriptor 1 closed when Python started) is the one-line error
+    :func:`~liquidsched.io.output.stdout_error`."""
 
     def __init__(self, stream) -> None:
         self._stream = _closed_output() if stream is None else _whole_writes(stream)
 
     def write(self, text: str) -> int:
-        return self._call("write", text)
+        try:
+            return self._call("write", text)
+        except UnicodeEncodeError:
+            # An encoding that cannot show a character (Λ under PYTHONIOENCODING=ascii): escaped,
+            # as Python writes standard error, rather than the command lost.
+            encoding = getattr(self._stream, "encoding", None) or "ascii"
+            return self._call("write", text.encode(encoding, "backslashreplace").decode(encoding))
 
     def flush(self) -> None:
         self._call("flush")
