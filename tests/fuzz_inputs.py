@@ -1359,11 +1359,18 @@ def markdown(failures: list[Failure], counts: dict[str, int], peak_bytes: int = 
             for p in f.problems:
                 kinds[_problem_kind(p)].append(f)
         for kind, members in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
-            ex = members[0]
             groups = Counter(m.group.partition(":")[0] for m in members)
             out.append(f"- **{kind}** × {len(members)} (in {', '.join(f'{g} {c}' for g, c in groups.most_common(8))})")
-            out.append(f"  - e.g. `{ex.command[:400]}`")
-            out.append(f"  - {'; '.join(ex.problems)[:300]}")
+            # One example per distinct message (paths and numbers aside), at most five.
+            seen: set[str] = set()
+            for ex in members:
+                said = next(p for p in ex.problems if _problem_kind(p) == kind)
+                sig = re.sub(r"/\S+|\d+", "#", said)[:90]
+                if sig in seen or len(seen) == 5:
+                    continue
+                seen.add(sig)
+                out.append(f"  - `{ex.command[:400]}`")
+                out.append(f"    → {'; '.join(ex.problems)[:300]}")
         out.append("")
     return "\n".join(out) + "\n"
 
