@@ -320,6 +320,9 @@ def special_files(seed: dict) -> list[Case]:
                 files = ((name, "link", b"{d}/loop"), ("loop", "link", ("{d}/" + name).encode()))
             elif kind == "under-a-file":
                 files, path = (_file("file", b"a file\n"),), "{d}/file/" + name
+            if slot.outputs and SPECIAL.index(kind) % 2:
+                # Every other input finds the user's own file where the output goes: kept as it was.
+                files += tuple(_file(o, b"the user's own bytes\n") for o in slot.outputs)
             cases.append(Case("special-file", f"{slot.reader}:{kind}", slot.make(path), comp + files, expect,
                               slot.outputs, stdin))
     return cases
