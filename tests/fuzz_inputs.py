@@ -89,6 +89,7 @@ class Case:
     outputs: tuple[str, ...] = ()
     stdin: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    closed_stdout: bool = False  # standard output a pipe whose reader has gone (| head -0)
 
     @property
     def command(self) -> str:
@@ -101,7 +102,7 @@ class Case:
     def key(self) -> str:
         """What makes two cases the same input (class and group aside)."""
         h = hashlib.sha256()
-        h.update(json.dumps([self.argv, self.stdin, self.env]).encode())
+        h.update(json.dumps([self.argv, self.stdin, self.env, self.closed_stdout]).encode())
         for name, kind, content in self.files:
             h.update(f"\0{name}\0{kind}\0".encode())
             h.update(content)
@@ -113,6 +114,8 @@ class Case:
         text = "liquidsched " + " ".join(_quote(w) for w in words)
         if self.stdin:
             text += f" < {self.stdin.replace('{d}', d)}"
+        if self.closed_stdout:
+            text += " | head -0"
         made = [f"{name}={_describe(kind, content)}" for name, kind, content in self.files]
         return text + (f"   [{'; '.join(made)}]" if made else "")
 
@@ -887,6 +890,37 @@ def option_parsing() -> list[Case]:
     return cases
 
 
+def closed_pipes(seed: dict) -> list[Case]:
+    """Every command that prints, its reader gone before the first byte (``| head -0``): status
+    141 and nothing on standard error, as a shell tool killed by SIGPIPE."""
+    name, text = seed["schedule-json"]
+    schedule = (_file(name, text),)
+    printing = [
+        ("topology", "export", "fat-tree:k=12", "--output", "-"), ("topology", "export", "two-switch", "--output", "-"),
+        ("topology", "show", "two-switch"), ("topology", "show", "--json", "two-switch"), ("topology", "list"),
+        ("bound", "--topology", "two-switch"), ("bound", "--topology", "two-switch", "--json"),
+        ("plan", "--topology", "two-switch"), ("plan", "--topology", "two-switch", "--output", "-"),
+        ("plan", "--topology", "fat-tree:k=4", "--traffic", "all-to-all", "--output", "-"),
+        ("simulate", "--topology", "two-switch", "--algorithm", "round-robin"),
+        ("simulate", "--schedule", "{d}/" + name, "--json"), ("check", "{d}/" + name),
+        ("check", "--json", "{d}/" + name),
+        ("sweep", "--topology", "hierarchical:d1=2,d2=2", "--output", "-"),
+        ("steady", "scatter", "--topology", "star:n=4"), ("steady", "scatter", "--topology", "star:n=4", "--json"),
+        ("hostfile", "--topology", "two-switch"), ("pmpi-config", "--topology", "two-switch", "--output", "-"),
+        ("report", "--topology", "two-switch", "--output", "-"),
+    ]
+    cases = []
+    for argv in printing:
+        files = schedule if any("{d}" in w for w in argv) else ()
+        cases.append(Case("closed-pipe", argv[0], argv, files, "pipe", closed_stdout=True))
+    from liquidsched.cli.common import COMMANDS
+
+    for command in COMMANDS:
+        cases.append(Case("closed-pipe", command, (command, "--help"), (), "pipe", closed_stdout=True))
+    cases.append(Case("closed-pipe", "main", ("--help",), (), "pipe", closed_stdout=True))
+    return cases
+
+
 def all_cases(mutations_per_slot: int = 12) -> dict[str, list[Case]]:
     """Every class of hostile input → its distinct cases (first of equal inputs kept)."""
     seed = seeds()
@@ -901,6 +935,7 @@ def all_cases(mutations_per_slot: int = 12) -> dict[str, list[Case]]:
         "output-path": output_paths(),
         "option-parse": option_parsing(),
         "mutation": mutations(seed, mutations_per_slot),
+        "closed-pipe": closed_pipes(seed),
     }
     seen: set[str] = set()
     out = {}
@@ -1019,6 +1054,11 @@ def _child(req: dict) -> None:
             new = os.open(path, flags, 0o644)
             os.dup2(new, fd)
             os.close(new)
+        if req.get("closed_stdout"):
+            reader, writer = os.pipe()
+            os.dup2(writer, 1)
+            os.close(writer)
+            os.close(reader)
         sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)))
         sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), encoding="utf-8")
         sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
@@ -1116,10 +1156,11 @@ class Runner:
             raise RuntimeError(f"the fuzz zygote did not start: {ready!r}")
         self.lock = threading.Lock()
 
-    def run(self, argv: list[str], cwd: Path, stdin: str, timeout: float, guard: bool, env: dict) -> Outcome:
+    def run(self, argv: list[str], cwd: Path, stdin: str, timeout: float, guard: bool, env: dict,
+            closed_stdout: bool = False) -> Outcome:
         out, err = cwd.parent / (cwd.name + ".stdout"), cwd.parent / (cwd.name + ".stderr")
         req = {"argv": argv, "cwd": str(cwd), "stdin": stdin, "stdout": str(out), "stderr": str(err),
-               "timeout": timeout, "guard": guard, "env": env}
+               "timeout": timeout, "guard": guard, "env": env, "closed_stdout": closed_stdout}
         with self.lock:
             self.proc.stdin.write(json.dumps(req) + "\n")
             self.proc.stdin.flush()
@@ -1184,9 +1225,13 @@ def snapshot(d: Path) -> dict[str, tuple]:
     return out
 
 
+#: Exit status of a command whose reader closed the pipe (128 + SIGPIPE), as a shell tool.
+EXIT_CLOSED_PIPE = 141
+
+
 def _allowed_statuses(case: Case) -> set[int]:
     errors = {1, 2} if case.command == "check" else {2}
-    return {"error": errors, "valid": {0}, "any": errors | {0}}[case.expect]
+    return {"error": errors, "valid": {0}, "any": errors | {0}, "pipe": {EXIT_CLOSED_PIPE}}[case.expect]
 
 
 def check(case: Case, o: Outcome, before: dict, after: dict, d: Path, timeout: float) -> list[str]:
@@ -1223,7 +1268,9 @@ def check(case: Case, o: Outcome, before: dict, after: dict, d: Path, timeout: f
         elif o.status not in _allowed_statuses(case):
             first = (lines or [""])[0][:140]
             problems.append(f"exit {o.status} (expected {case.expect})" + (f": {first}" if o.status else ""))
-        if o.status == 2 or (o.status == 1 and case.command != "check"):
+        if case.expect == "pipe" and o.stderr.strip():
+            problems.append(f"standard error on a closed pipe: {' | '.join(o.stderr.splitlines()[:2])[:140]}")
+        if case.expect != "pipe" and (o.status == 2 or (o.status == 1 and case.command != "check")):
             lines = o.stderr.splitlines()
             if len(lines) != 1:
                 problems.append(f"error on {len(lines)} lines: {' | '.join(lines[:3])[:160]}")
@@ -1289,7 +1336,8 @@ def run_cases(cases: list[Case], base: Path, runners: list[Runner], timeout: flo
         materialise(case, d)
         before = snapshot(d)
         argv = [w.replace("{d}", str(d)) for w in case.argv]
-        o = runner.run(argv, d, case.stdin.replace("{d}", str(d)), timeout, case.guarded, dict(case.env))
+        o = runner.run(argv, d, case.stdin.replace("{d}", str(d)), timeout, case.guarded, dict(case.env),
+                       case.closed_stdout)
         after = snapshot(d)
         problems = check(case, o, before, after, d, timeout)
         with lock:

@@ -18,9 +18,9 @@ import pytest
 
 from . import fuzz_inputs as fz
 
-#: Inputs per class in the fast part (about 240 in all).
+#: Inputs per class in the fast part (250 in all).
 FAST = {"special-file": 40, "encoding": 20, "document-bomb": 20, "field-value": 30, "option-number": 35,
-        "spec": 25, "hostfile-map": 15, "output-path": 25, "option-parse": 15, "mutation": 15}
+        "spec": 25, "hostfile-map": 15, "output-path": 25, "option-parse": 15, "mutation": 15, "closed-pipe": 10}
 #: A hostile input that takes longer is a hang (as in the long part); wall time, so generous
 #: enough for a machine with both cores busy.
 TIMEOUT_S = 20.0
@@ -199,3 +199,12 @@ def test_a_forked_child_answers_as_the_liquidsched_script_does(runner, tmp_path)
                                *argv], cwd=d, capture_output=True, text=True, timeout=60,
                               env=dict(os.environ, COLUMNS="200"), stdin=subprocess.DEVNULL)
         assert (forked.status, forked.stderr) == (real.returncode, real.stderr), argv
+
+
+def test_a_closed_pipe_must_end_with_141_and_say_nothing(tmp_path):
+    pipe = fz.Case("t", "t", ("topology", "list"), (), "pipe", closed_stdout=True)
+    assert fz.check(pipe, _outcome(status=141, stderr=""), {}, {}, tmp_path, 10) == []
+    assert fz.check(pipe, _outcome(status=0, stderr=""), {}, {}, tmp_path, 10)[0].startswith("exit 0 (expected pipe)")
+    said = fz.check(pipe, _outcome(status=141, stderr="Exception ignored in: <_io.TextIOWrapper>\n"), {}, {}, tmp_path,
+                    10)
+    assert said and said[0].startswith("traceback")
