@@ -47,7 +47,7 @@ test-python: $(STAMP)
 
 # The long fuzz run: every hostile input of every class (special files, encodings, document
 # bombs, field values, numbers in options, specs, host files and maps, output paths, option
-# parsing, mutations) through every reader and command; prints the count per class and writes
+# parsing, mutations, closed pipes) through every reader and command; prints the count per class and writes
 # $(OUT)/fuzz.json with the counts and every failure. `make test` runs a sample (tests/test_fuzz.py).
 FUZZ_JOBS ?= 2
 fuzz: $(STAMP)

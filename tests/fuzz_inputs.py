@@ -19,6 +19,7 @@ legitimately end with. :func:`check` then holds every case to the same rules:
 * peak memory at most :data:`MEMORY_CAP_BYTES` (``ru_maxrss`` from ``os.wait4``, and the resident
   size polled while it runs: a runaway is killed, not waited for);
 * it ends within its timeout (a FIFO opened for reading, a loop without end: killed, reported);
+* with its reader gone (``| head -0``), a printing command ends with status 141 and says nothing;
 * the commands that launch MPI or build networks (``run``, ``tune``, ``launch``, ``calibrate``,
   ``netem``) start no process at all: only inputs they must refuse are given to them, and a
   process they try to start is blocked and reported.
