@@ -26,6 +26,7 @@ the value was given, an option (``--overhead``) or a field (``topology spec comp
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -98,11 +99,10 @@ def _real(value: object, units: dict[str, Any], what: str, where: str) -> float:
         if isinstance(value, str):
             digits, scale = _number_and_scale(value, units, what, where)
             number = float(digits) * scale
-        elif isinstance(value, (int, float)) or type(value).__name__ in ("Fraction", "Decimal") \
-                or hasattr(value, "__float__") and hasattr(value, "dtype"):
+        elif isinstance(value, (numbers.Real, Decimal)):  # int, float, Fraction, numpy scalars
             number = float(value)
         else:
-            raise NumberError(_at(where, f"expected {what}, got {type(value).__name__} {value!r}"))
+            raise NumberError(_at(where, f"expected {what}, got {type(value).__name__} {_shown(value)}"))
     except OverflowError:
         number = math.inf
     if not math.isfinite(number):
@@ -115,7 +115,10 @@ def _shown(value: object) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 256:
         # str() of an int past 4,300 digits raises; its size is what the message needs.
         return f"a whole number of about {int(abs(value).bit_length() * 0.30103):,} digits"
-    text = repr(value) if isinstance(value, str) else str(value)
+    try:
+        text = repr(value) if isinstance(value, str) else str(value)
+    except ValueError:  # a Fraction of such integers
+        return f"a {type(value).__name__} too long to show"
     if len(text) > 40:
         text = f"{text[:12]}… ({len(text)} characters)"
     return text
