@@ -922,7 +922,7 @@ def closed_pipes(seed: dict) -> list[Case]:
     return cases
 
 
-def all_cases(mutations_per_slot: int = 12) -> dict[str, list[Case]]:
+def all_cases(mutations_per_slot: int = 30) -> dict[str, list[Case]]:
     """Every class of hostile input → its distinct cases (first of equal inputs kept)."""
     seed = seeds()
     classes = {
@@ -1437,7 +1437,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", help="also write the failures grouped by class as Markdown")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=20.0)
-    parser.add_argument("--mutations", type=int, default=12, help="random text mutations per file argument")
+    parser.add_argument("--mutations", type=int, default=30, help="random text mutations per file argument")
     parser.add_argument("--classes", help="comma-separated classes only")
     args = parser.parse_args(argv)
     if args.zygote:
