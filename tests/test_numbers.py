@@ -368,3 +368,12 @@ def test_a_run_away_builder_is_refused_from_python_too():
         crossbar(10**9)
     with pytest.raises(TopologyError, match="torus: 2,000,000 nodes"):
         torus((1000, 1000))
+
+
+def test_an_allocation_is_a_list_of_counts():
+    net = ls.build_topology("swiss-t1")
+    with pytest.raises(TrafficError, match="got the string '44'"):
+        ls.allocation_hosts(net, "44")
+    with pytest.raises(TrafficError, match=r"^allocation\[1\]: expected a whole number from 0"):
+        ls.allocation_hosts(net, [2, 1.5, 0, 0, 0, 0, 0, 0])
+    assert ls.allocation_hosts(net, [2, 1, 0, 0, 0, 0, 0, 0]) == ["n1.1", "n1.2", "n2.1"]

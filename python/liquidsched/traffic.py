@@ -406,6 +406,14 @@ def allocation_hosts(net: Network, allocation: Sequence[int]) -> list[str]:
     >>> allocation_hosts(swiss_t1(), [2, 1, 0, 0, 0, 0, 0, 0])
     ['n1.1', 'n1.2', 'n2.1']
     """
+    from .units import parse_count
+
+    if isinstance(allocation, str):
+        raise TrafficError(f"allocation: expected a list of counts such as [4, 4, 0, 0], got the string {allocation!r}")
+    try:
+        allocation = [parse_count(n, f"allocation[{i}]", least=0, most=2**63 - 1) for i, n in enumerate(allocation)]
+    except ValueError as e:
+        raise TrafficError(str(e)) from None
     try:
         groups = list(net.host_groups().items())
     except TopologyError as e:
