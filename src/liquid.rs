@@ -5,18 +5,19 @@ use pyo3::types::PyDict;
 
 use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
 
-use crate::interruptible;
 
 /// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`, `slots[r]`
 /// the transfers resource `r` carries at once (empty: one each). Returns a
 /// dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
 /// `memo_hits`, `restarts`, `memory_bytes`, `symmetry_order`, `stopped_by` (None, "nodes" or
 /// "time") and `source`. `symmetry` lists resource permutations, the elements of a group of
-/// automorphisms of the network (see the core's `liquid::symmetry`).
+/// automorphisms of the network (see the core's `liquid::symmetry`). Ctrl-C stops it with
+/// KeyboardInterrupt; `interruptible=False` searches without the probe, only to measure what
+/// the probe costs (`benchmarks/interrupt_latency.py`).
 #[pyfunction]
 #[pyo3(signature = (paths, resources, *, slots=Vec::new(), blank=true, idle=true, skeleton=true, reduced=true, full=true,
                     memo=true, guided=true, optimize=true, node_limit=None, time_limit=None,
-                    bounds=true, symmetry=Vec::new()))]
+                    bounds=true, symmetry=Vec::new(), interruptible=true))]
 #[allow(clippy::too_many_arguments)]
 fn liquid_schedule<'py>(
     py: Python<'py>,
@@ -35,6 +36,7 @@ fn liquid_schedule<'py>(
     time_limit: Option<f64>,
     bounds: bool,
     symmetry: Vec<Vec<u32>>,
+    interruptible: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = SearchOptions {
         blank,
@@ -51,9 +53,14 @@ fn liquid_schedule<'py>(
         symmetry,
         ..SearchOptions::default()
     };
-    let r = interruptible(py, |interrupt| {
-        liquid::liquid_schedule_with(&paths, resources, &slots, &opts, interrupt)
-    })?;
+    let r = if interruptible {
+        crate::interruptible(py, |interrupt| {
+            liquid::liquid_schedule_with(&paths, resources, &slots, &opts, interrupt)
+        })?
+    } else {
+        py.detach(|| liquid::liquid_schedule(&paths, resources, &slots, &opts))
+            .map_err(|e| crate::to_py_err(py, e))?
+    };
     let d = PyDict::new(py);
     d.set_item("frames", r.frames)?;
     d.set_item("duration", r.duration)?;
@@ -113,7 +120,7 @@ fn count_full_teams(
         node_limit,
         ..SearchOptions::default()
     };
-    let c = interruptible(py, |interrupt| {
+    let c = crate::interruptible(py, |interrupt| {
         liquid::count_full_teams_with(&paths, resources, &slots, &opts, interrupt)
     })?;
     Ok((c.teams, c.nodes, c.complete))

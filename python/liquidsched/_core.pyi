@@ -1,4 +1,9 @@
-"""Typed stubs of the Rust extension module (the PyO3 layer over liquidsched-core)."""
+"""Typed stubs of the Rust extension module (the PyO3 layer over liquidsched-core).
+
+Every function that may run long (the searches, colourings, peelings, steps, the simulator and
+the sweep) answers Ctrl-C: the core probes for pending signals every few thousand steps, stops,
+and the function raises what the signal handler raised (``KeyboardInterrupt``), with no result.
+"""
 
 from typing import Callable, Sequence, TypedDict
 
@@ -64,6 +69,7 @@ def liquid_schedule(
     time_limit: float | None = None,
     bounds: bool = True,
     symmetry: Sequence[Sequence[int]] = (),
+    interruptible: bool = True,
 ) -> RawLiquidResult: ...
 def count_full_teams(
     paths: Sequence[Sequence[int]],

@@ -14,6 +14,7 @@ computation of the package answers Ctrl-C in well under half a second.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Callable
 
 #: How long the main thread sleeps between two looks at a solver: the delay a signal may add.
@@ -22,6 +23,19 @@ POLL_S = 0.05
 #: How long a cancelled solver is waited for before the exception goes on without it (it is a
 #: daemon thread: the process may exit under it).
 GRACE_S = 2.0
+
+
+def _wait_through_signals(wait: Callable[[float], Any], seconds: float) -> None:
+    """``wait(seconds)`` for a cancelled solver to stop, through any further Ctrl-C: the first
+    one is already on its way up, and leaving now would end the process under the solver's
+    thread (OR-Tools then aborts it)."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        try:
+            wait(left)
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def call_interruptibly(work: Callable[[], Any], cancel: Callable[[], None], name: str = "solver") -> Any:
@@ -67,7 +81,7 @@ def call_interruptibly(work: Callable[[], Any], cancel: Callable[[], None], name
             pass
     except BaseException:
         cancel()
-        done.wait(GRACE_S)
+        _wait_through_signals(done.wait, GRACE_S)
         raise
     if "error" in outcome:
         raise outcome["error"]
@@ -98,7 +112,7 @@ def run_highs(highs: Any) -> Any:
                 return status
     except BaseException:
         highs.cancelSolve()
-        highs.wait(GRACE_S)
+        _wait_through_signals(highs.wait, GRACE_S)
         raise
 
 
