@@ -950,6 +950,68 @@ def all_cases(mutations_per_slot: int = 30) -> dict[str, list[Case]]:
     return out
 
 
+#: The hostile inputs issue 27 names, and one of each kind the long part found since: each a
+#: class, a group prefix, words its command line holds in a row, and bytes one of its files holds.
+NAMED: list[tuple[str, str, tuple[str, ...], bytes]] = [
+    ("spec", "complete", ("complete:n=4,bandwidth_Bps=0",), b""),
+    ("spec", "star", ("star:n=4,bandwidth_Bps=0B/s",), b""),
+    ("spec", "chain", ("chain:n=4,bandwidth_Bps=0",), b""),
+    ("option-number", "plan --overhead", ("weighted", "--overhead", "inf"), b""),
+    ("option-number", "plan --overhead", ("ggp", "--overhead", "inf"), b""),
+    ("option-number", "plan --overhead", ("oggp", "--overhead", "inf"), b""),
+    ("option-number", "plan --overhead", ("solstice", "--overhead", "inf"), b""),
+    ("option-number", "plan --overhead", ("ggp", "--overhead", "1ms"), b""),
+    ("option-number", "plan --time-limit", ("--time-limit", "1ms"), b""),
+    ("option-number", "pmpi-config --latency", ("--latency", "1ms"), b""),
+    ("option-number", "plan --packet-bytes", ("--packet-bytes", "1"), b""),
+    ("option-number", "run --repeats", ("--repeats", "0"), b""),
+    ("option-number", "plan --time-limit", ("--time-limit=--",), b""),
+    ("option-number", "simulate --window", ("--window", "99999999999999999999"), b""),
+    ("special-file", "map:binary", ("--map",), b""),
+    ("hostfile-map", "hostfile", ("pmpi-config",), b"t1:99999999999\n"),
+    ("hostfile-map", "hostfile", ("pmpi-config",), b"t1 slots=99999999999\n"),
+    ("hostfile-map", "map", ("hostfile",), b"t1 m\0"),
+    ("special-file", "topology:dev-zero", ("bound",), b""), ("special-file", "traffic:dev-zero", ("bound",), b""),
+    ("special-file", "schedule:dev-zero", ("check",), b""), ("special-file", "map:dev-zero", ("hostfile",), b""),
+    ("special-file", "slurm:dev-zero", ("bound",), b""), ("special-file", "infiniband:dev-zero", ("bound",), b""),
+    ("special-file", "hostfile:dev-zero", ("pmpi-config",), b""),
+    ("special-file", "selection:link-loop", ("launch",), b""),
+    ("spec", "crossbar", ("crossbar:n=4,n=5",), b""), ("spec", "complete", ("complete:n=4,n=5",), b""),
+    ("spec", "traffic scatter", ("scatter:root=",), b""),
+    ("encoding", "traffic:utf8-bom", ("bound",), b""), ("encoding", "traffic:columns-reordered", ("bound",), b""),
+    ("spec", "steady reduce", ("steady", "reduce", "--topology", "complete:n=4"), b""),
+    ("spec", "steady --participants", ("--participants", ""), b""),
+    ("spec", "pmpi-config --hosts", ("--hosts", ""), b""), ("spec", "run --launcher", ("--launcher", "/tmp"), b""),
+    ("output-path", "plan:empty", ("plan",), b""), ("output-path", "plan:dangling-link", ("plan",), b"target.json"),
+    ("output-path", "plan:dangling-link-missing-dir", ("plan",), b""),
+    ("output-path", "plan:trailing-slash", ("plan",), b""),
+    ("closed-pipe", "topology", ("fat-tree:k=12",), b""),
+    ("document-bomb", "topology.yaml:huge-number", ("bound",), b""),
+    ("document-bomb", "topology.yaml:10MB-list", ("bound",), b""),
+    ("document-bomb", "topology.yaml:deep-list", ("bound",), b""),
+    ("document-bomb", "run-json.json:null", ("report",), b""),
+    ("field-value", "run-json:modes/N/mode:missing", ("report",), b""),
+    ("field-value", "selection:sizes/N/best", ("run",), b'"best": []'),
+]
+
+
+def _holds(argv: tuple[str, ...], words: tuple[str, ...]) -> bool:
+    n = len(words)
+    return any(argv[i:i + n] == words for i in range(len(argv) - n + 1))
+
+
+def named(classes: dict[str, list[Case]]) -> list[Case]:
+    """The first case of each entry of :data:`NAMED` (an entry that matches none is an error)."""
+    out = []
+    for cls, group, words, content in NAMED:
+        match = next((c for c in classes[cls] if c.group.startswith(group) and _holds(c.argv, words)
+                      and (not content or any(content in f[2] for f in c.files))), None)
+        if match is None:
+            raise LookupError(f"no {cls} input {group} with {words} {content!r}")
+        out.append(match)
+    return out
+
+
 def sample(classes: dict[str, list[Case]], per_class: dict[str, int] | int) -> dict[str, list[Case]]:
     """A deterministic sample: in each class, groups taken in turn (so every reader and command
     of the class appears), each group's cases in a seeded shuffle."""

@@ -82,6 +82,14 @@ def test_hostile_inputs_are_answered(cls, runner, tmp_path):
         pytest.fail(f"{cls}: {len(chosen()[cls])} inputs tried; " + fz.summary(failures, limit=60), pytrace=False)
 
 
+def test_the_inputs_the_issue_names_are_answered(runner, tmp_path):
+    """Each hostile input issue 27 lists, and one of each kind of failure the long part found."""
+    cases = fz.named(classes())
+    failures, _ = fz.run_cases(cases, tmp_path, [runner], TIMEOUT_S)
+    if failures:
+        pytest.fail(f"{len(cases)} inputs tried; " + fz.summary(failures, limit=60), pytrace=False)
+
+
 # The checker itself: each rule catches what it is there for.
 
 def _outcome(status=2, stderr="liquidsched: error: x: no\n", stdout="", **kw) -> fz.Outcome:
