@@ -367,3 +367,16 @@ def test_a_csv_matrix_is_still_a_matrix(tmp_path):
     path = tmp_path / "m.csv"
     path.write_text("\ufeff,r4,r5\nt1,1000,0\nt2,,5\n")
     assert [(t.src, t.dst, t.size_bytes) for t in load_traffic(path)] == [("t1", "r4", 1000), ("t2", "r5", 5)]
+
+
+def test_a_number_of_more_digits_than_python_converts_is_one_line(tmp_path):
+    """Python refuses to convert an integer of more than 4,300 digits (its guard against slow
+    conversions): a document holding one is the reader's error, not an internal one."""
+    from liquidsched.errors import InputError
+    from liquidsched.io.files import read_document
+
+    for name, text in [("t.json", '{"n": ' + "7" * 5000 + "}"), ("t.yaml", "n: " + "7" * 5000 + "\n")]:
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(InputError, match=r"t\.(json|yaml): a number of more than 4,300 digits"):
+            read_document(path)

@@ -162,7 +162,7 @@ def test_run_sizes_refuses_an_invalid_schedule_at_a_size_before_running(monkeypa
     assert main(["run", "--topology", "two-switch", "--algorithm", "shuffle", "--packet-bytes", "512",
                  "--sizes", "1KiB,2KiB", "--modes", "frames"]) == 2
     err = capsys.readouterr().err
-    assert "the schedule planned for 2 KiB" in err and "the schedule is invalid" in err
+    assert "the schedule planned for 2 KiB" in err and "does not deliver its traffic exactly" in err
     assert "running" not in err and "Traceback" not in err
 
 

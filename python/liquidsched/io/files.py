@@ -276,6 +276,12 @@ def parse_document(text: str, where: str, json_only: bool = False, error: type[E
         raise error(f"{where}: not valid YAML: {problem}{place}") from None
     except RecursionError:
         raise error(f"{where}: nested too deeply") from None
+    except ValueError as e:
+        # Python refuses to convert an integer of more digits than its limit (a denial-of-service
+        # guard); no field of ours needs one.
+        if "integer string conversion" not in str(e):
+            raise
+        raise error(f"{where}: a number of more than {sys.get_int_max_str_digits():,} digits") from None
 
 
 def read_document(path: str | os.PathLike, error: type[Exception] = InputError, json_only: bool | None = None) -> Any:
