@@ -1040,6 +1040,8 @@ def sample(classes: dict[str, list[Case]], per_class: dict[str, int] | int) -> d
 
 @dataclass
 class Outcome:
+    """How one command ended, as the zygote saw it, and what it printed."""
+
     status: int | None = None  # exit status, None when killed by a signal
     signal: int | None = None
     killed: str | None = None  # "timeout" or "memory" when the watcher killed it
@@ -1377,6 +1379,8 @@ def check(case: Case, o: Outcome, before: dict, after: dict, d: Path, timeout: f
 
 @dataclass
 class Failure:
+    """An input the command did not answer as it should: its problems and command line."""
+
     cls: str
     group: str
     command: str
