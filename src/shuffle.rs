@@ -2,10 +2,10 @@
 
 use pyo3::prelude::*;
 
-use liquidsched_core::shuffle::{exchange_steps as core_steps, remap_steps, Permutation, IDLE};
+use liquidsched_core::shuffle::{exchange_steps_with, remap_steps, Permutation, IDLE};
 use liquidsched_core::CoreError;
 
-use crate::to_py_err;
+use crate::{interruptible, to_py_err};
 
 /// The steps of a complete exchange among `p` nodes: `steps[j][x]` the node `x` sends to at step
 /// `j`, or -1 when it idles. `permutation` is "shift", "xor" or "edge-colour"; `remap=(d1, d2)`
@@ -23,14 +23,13 @@ fn exchange_steps(py: Python<'_>, p: usize, permutation: &str, remap: Option<(u3
             return Err(to_py_err(py, CoreError::InvalidInput(msg)));
         }
     };
-    let result = py.detach(|| {
-        let steps = core_steps(p, permutation)?;
+    let steps = interruptible(py, |interrupt| {
+        let steps = exchange_steps_with(p, permutation, interrupt)?;
         match remap {
             Some((d1, d2)) => remap_steps(&steps, d1, d2),
             None => Ok(steps),
         }
-    });
-    let steps = result.map_err(|e| to_py_err(py, e))?;
+    })?;
     Ok(steps
         .into_iter()
         .map(|step| step.into_iter().map(|y| if y == IDLE { -1 } else { y as i64 }).collect())

@@ -4,6 +4,7 @@
 //! graph) and the contention-aware remapping of node ids (eq. 5) with its inverse.
 
 use crate::error::CoreError;
+use crate::interrupt::{Interrupt, Pacer};
 
 /// No partner at this step: the node idles.
 pub const IDLE: u32 = u32::MAX;
@@ -26,6 +27,16 @@ pub const MAX_NODES: usize = 1 << 15;
 
 /// `steps[j][x]`: the node `x` sends to at step `j`, or [`IDLE`].
 pub fn exchange_steps(p: usize, permutation: Permutation) -> Result<Vec<Vec<u32>>, CoreError> {
+    exchange_steps_with(p, permutation, &Interrupt::never())
+}
+
+/// [`exchange_steps`], stopped with [`CoreError::Interrupted`] when `interrupt` fires (probed
+/// every few steps: a table of up to 2^30 entries takes seconds).
+pub fn exchange_steps_with(
+    p: usize,
+    permutation: Permutation,
+    interrupt: &Interrupt,
+) -> Result<Vec<Vec<u32>>, CoreError> {
     if p == 0 {
         return Err(CoreError::InvalidInput("a complete exchange needs at least one node".into()));
     }
@@ -33,28 +44,31 @@ pub fn exchange_steps(p: usize, permutation: Permutation) -> Result<Vec<Vec<u32>
         return Err(CoreError::TooLarge(format!("{p} nodes; the exchange orders are built for up to {MAX_NODES}")));
     }
     let n = p as u32;
-    let steps = match permutation {
-        Permutation::Shift => (1..n).map(|j| (0..n).map(|x| (x + j) % n).collect()).collect(),
+    let mut pacer = Pacer::default();
+    let mut checked = |step: Vec<u32>| pacer.check(p, interrupt).map(|()| step);
+    match permutation {
+        Permutation::Shift => (1..n).map(|j| checked((0..n).map(|x| (x + j) % n).collect())).collect(),
         Permutation::Xor => {
             let top = n.next_power_of_two();
-            (1..top).map(|j| (0..n).map(|x| if x ^ j < n { x ^ j } else { IDLE }).collect()).collect()
+            (1..top).map(|j| checked((0..n).map(|x| if x ^ j < n { x ^ j } else { IDLE }).collect())).collect()
         }
-        Permutation::EdgeColour => edge_colouring(n),
-    };
-    Ok(steps)
+        Permutation::EdgeColour => edge_colouring(n, interrupt),
+    }
 }
 
 /// The circle method. For odd `p`, round `j` pairs `x` with `(j - x) mod p` and idles the node
 /// with `2x ≡ j`. For even `p`, nodes `0..p-1` do that modulo `p - 1` and the idle one of each
 /// round pairs with node `p - 1` instead.
-fn edge_colouring(p: u32) -> Vec<Vec<u32>> {
+fn edge_colouring(p: u32, interrupt: &Interrupt) -> Result<Vec<Vec<u32>>, CoreError> {
     if p == 1 {
         // One node exchanges nothing: no round, as for shift and XOR.
-        return Vec::new();
+        return Ok(Vec::new());
     }
+    let mut pacer = Pacer::default();
     let (ring, rounds) = if p % 2 == 1 { (p, p) } else { (p - 1, p - 1) };
     let mut steps = Vec::with_capacity(rounds as usize);
     for j in 0..rounds {
+        pacer.check(p as usize, interrupt)?;
         let mut partner = vec![IDLE; p as usize];
         for x in 0..ring {
             let y = (j + ring - x) % ring;
@@ -67,7 +81,7 @@ fn edge_colouring(p: u32) -> Vec<Vec<u32>> {
         }
         steps.push(partner);
     }
-    steps
+    Ok(steps)
 }
 
 /// The logical id of physical node `x` under eq. 5, nodes numbered switch by switch (`d1` per
@@ -111,6 +125,15 @@ pub fn remap_steps(steps: &[Vec<u32>], d1: u32, d2: u32) -> Result<Vec<Vec<u32>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interrupt_stops_every_order() {
+        let stop = || true;
+        for permutation in [Permutation::Shift, Permutation::Xor, Permutation::EdgeColour] {
+            let r = exchange_steps_with(5000, permutation, &Interrupt::new(&stop));
+            assert_eq!(r.unwrap_err(), CoreError::Interrupted);
+        }
+    }
 
     /// Every step a partial permutation without fixed points, every ordered pair once.
     fn is_complete_and_node_contention_free(steps: &[Vec<u32>], p: usize) -> bool {
