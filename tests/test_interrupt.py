@@ -76,6 +76,14 @@ def test_weighted_steps_stop_on_ctrl_c():
     assert_interrupted(p, err)
 
 
+def test_kpbs_peeling_stops_on_ctrl_c():
+    # OGGP on 400 x 400 hosts: the core's peeling starts after about 3 CPU seconds and runs for
+    # about 40.
+    p, err = interrupt_after_cpu([LIQUIDSCHED, "plan", "--topology", "backbone:n1=400,n2=400", "--traffic",
+                                  "random:seed=1,density=0.7", "--algorithm", "oggp"], cpu_s=6.0)
+    assert_interrupted(p, err)
+
+
 def test_cpsat_stops_on_ctrl_c():
     pytest.importorskip("ortools")
     # The model is built in about 4 CPU seconds; CP-SAT then searches for minutes.
