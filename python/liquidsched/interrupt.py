@@ -122,7 +122,11 @@ def solve_cpsat(solver: Any, model: Any) -> Any:
     CP-SAT's own SIGINT handler is switched off (``catch_sigint_signal``): it would take the
     signal from Python's handler, and end the search as if its time limit had passed, with a
     result rather than the interruption. The search runs on a worker thread and the main thread
-    calls ``stop_search`` on a signal's exception.
+    calls ``stop_search`` on a signal's exception. CP-SAT honours it at once while it searches
+    (a few tenths of a second, its response included) but only between the steps of its presolve,
+    some of which take tenths of a second each on a large model: up to about 1.3 s was measured
+    on ``fat-tree:k=6`` all-to-all (``benchmarks/interrupt_latency.py``). The process cannot
+    leave sooner: OR-Tools aborts a process that exits under a running solve.
 
     Returns
     -------
