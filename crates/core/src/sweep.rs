@@ -378,6 +378,18 @@ mod tests {
     }
 
     #[test]
+    fn an_interrupt_stops_the_enumeration() {
+        // (100 + 1)^2 allocations: more than two probe intervals.
+        let m = two_groups(100, true);
+        let stop = || true;
+        let r = m.classes(|_| {}, &Interrupt::new(&stop));
+        assert_eq!(r.unwrap_err(), CoreError::Interrupted);
+        let quiet = || false;
+        let (_, total) = m.classes(|_| {}, &Interrupt::new(&quiet)).unwrap();
+        assert_eq!(total, 101 * 101);
+    }
+
+    #[test]
     fn classes_cover_every_allocation() {
         let m = two_groups(2, true);
         let (classes, total) = m.classes(|_| {}, &Interrupt::never()).unwrap();
