@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..errors import ProblemTooLargeError
+from ..wording import plural
 from .lp import THROUGHPUT, Cons, LinearProgram, Send
 from .exact import ExactSolution
 from .platform import Platform
@@ -157,8 +158,8 @@ def decompose(platform: Platform, edge_bytes: dict[int, int]) -> Decomposition:
         heaviest = max(weights.values())
         if heaviest > MAX_UNITS:
             raise ProblemTooLargeError(
-                f"the period's busy times need a unit of 1/{unit_per_s} s and {repeat} periods: "
-                f"{heaviest} units on one edge do not fit in 64 bits; use fewer distinct bandwidths "
+                f"the period's busy times need a unit of 1/{unit_per_s} s and {plural(repeat, 'period')}: "
+                f"{heaviest:,} units on one edge do not fit in 64 bits; use fewer distinct bandwidths "
                 f"or a fixed period")
         core_edges = [(index[platform.edges[e].src], index[platform.edges[e].dst], weights[e]) for e in used]
         steps = _core.steady_matchings(len(platform.names), core_edges)
