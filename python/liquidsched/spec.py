@@ -46,6 +46,9 @@ def spec_fields(spec: str, what: str, keys: Iterable[str], error: type[Exception
         if key not in keys:
             known = ", ".join(keys) if keys else "none"
             raise error(f"{where}: unknown parameter {key!r} (parameters: {known})")
+        if not value.strip():
+            # An empty value would otherwise mean the default: say so instead of guessing.
+            raise error(f"{where}: {key} has no value (leave the key out for its default)")
         if key in fields:
             raise error(f"{where}: {key} given twice ({fields[key]!r}, then {value!r})")
         fields[key] = value

@@ -143,6 +143,13 @@ class Parser(argparse.ArgumentParser):
             self.exit(2, _one_line(prog, f"unrecognized arguments: {' '.join(extras)}"))
         return namespace
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        # Python 3.11 reads ``--size=--`` as the value [] without calling the option's type:
+        # the option got no value, and says so as a missing one does.
+        if arg_strings == ["--"] and action.option_strings and action.nargs in (None, argparse.OPTIONAL):
+            self.error(f"argument {'/'.join(action.option_strings)}: expected one argument")
+        return super()._get_values(action, arg_strings)
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, _one_line(self.prog, message))
 
@@ -330,13 +337,9 @@ def window_arg(text: str) -> int | str:
     """``--window auto|none|N``: a whole number of steps >= 1, or ``auto`` / ``none``."""
     if text in ("auto", "none"):
         return text
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    if not text.strip().lstrip("+").isdigit():
         raise argparse.ArgumentTypeError(f"expected auto, none or a whole number of steps >= 1, got {text!r}")
-    return value
+    return count_arg(text)
 
 
 def add_problem_options(p: argparse.ArgumentParser, topology_required: bool = True) -> None:

@@ -56,6 +56,9 @@ def read_machine_map(path: str, hosts: list[str]) -> dict[str, str]:
         host, machine = words
         if host not in known:
             raise InputError(f"{path}:{number}: {host!r} is not a host of the network")
+        if not machine.isprintable():
+            # A launcher would pass the control character on to the resolver, or cut the name at it.
+            raise InputError(f"{path}:{number}: machine name {machine!r} holds a control character")
         if host in machine_of:
             raise InputError(f"{path}:{number}: host {host!r} is mapped twice (first on line {line_of[host]})")
         machine_of[host], line_of[host] = machine, number

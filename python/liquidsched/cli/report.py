@@ -12,12 +12,12 @@ from .common import add_schedule_options, command_help, out, problem, schedule_f
 def cmd_report(args: argparse.Namespace) -> int:
     from ..io.files import read_document
     from ..report import write_report
+    from ..report.content import read_run_measurements
 
     if args.json:
         raise InputError("report writes a page (--output); --json does not apply")
-    run = read_document(args.run_file, InputError) if args.run_file else None
-    if run is not None and (not isinstance(run, dict) or ("modes" not in run and "sizes" not in run)):
-        raise InputError(f"{args.run_file}: not a run's JSON (run --output): it has no modes or sizes")
+    run = (read_run_measurements(read_document(args.run_file, InputError), args.run_file)
+           if args.run_file else None)
     if args.schedule or args.algorithm:
         data = write_report(args.output, schedule=schedule_from_args(args), run=run)
     elif args.topology:

@@ -210,7 +210,8 @@ def selection_path(path: str | os.PathLike, network: Network | None = None, rank
     """
     from .selection import SelectionTable, network_fingerprint
 
-    absolute = Path(path).expanduser().resolve()
+    # Not resolved: a link loop is the reader's one-line refusal, not pathlib's RuntimeError.
+    absolute = Path(os.path.abspath(Path(path).expanduser()))
     try:
         table = SelectionTable.load(absolute)
         if ranks is not None:

@@ -137,7 +137,8 @@ class SelectionTable:
             raise InputError(f"{where}: sizes must be a non-empty list")
         for k, row in enumerate(rows):
             size, modes, best = (row.get(key) if isinstance(row, dict) else None for key in ("size_bytes", "modes", "best"))
-            if not isinstance(size, int) or size < 0 or not isinstance(modes, dict) or best not in modes:
+            if (not isinstance(size, int) or isinstance(size, bool) or size < 0 or not isinstance(modes, dict)
+                    or not isinstance(best, str) or best not in modes):
                 raise InputError(f"{where}: sizes[{k}] needs size_bytes (bytes), modes and a best among them")
         if not isinstance(margin, (int, float)) or not (0 <= margin < 1):
             raise InputError(f"{where}: margin must be a fraction in [0, 1)")

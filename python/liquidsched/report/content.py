@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..bounds import Bound
-from ..errors import LiquidschedError
+from ..errors import InputError, LiquidschedError
+from ..io.fields import field_path, list_of, read_list, read_mapping, read_number, read_size, read_str
 from ..network import Network
 from ..occupancy import resources_by_load, slot_shares
 from .layout import positions
@@ -112,9 +113,62 @@ def predictions_content(schedule) -> list[dict[str, Any]]:
     return out
 
 
+def _optional(read: Any) -> Any:
+    """``read``, letting a missing or null value through as None."""
+    def read_or_none(value: Any, where: str, error: type[Exception]) -> Any:
+        return None if value is None else read(value, where, error)
+
+    return read_or_none
+
+
+def _read_measured_mode(value: Any, where: str, error: type[Exception]) -> dict[str, Any]:
+    m = read_mapping(value, where, error)
+    number = _optional(read_number)
+    out = {"mode": read_str(m.get("mode"), field_path(where, "mode"), error),
+           "median_s": read_number(m.get("median_s"), field_path(where, "median_s"), error)}
+    for key in ("min_s", "max_s", "ratio_to_bound"):
+        out[key] = number(m.get(key), field_path(where, key), error)
+    return out
+
+
+def read_run_measurements(doc: Any, where: str) -> dict[str, Any]:
+    """The fields of a run's JSON (``run --output``) that the report shows, each checked: a
+    mapping with ``modes`` (each a mode name and finite times) or ``sizes`` (each a size and
+    its modes); what it does not show is left as it is.
+
+    Raises
+    ------
+    InputError
+        naming the file and the field that is missing or not what a run writes.
+    """
+    run = read_mapping(doc, where, InputError)
+    if "modes" not in run and "sizes" not in run:
+        raise InputError(f"{where}: not a run's JSON (run --output): it has no modes or sizes")
+    out = dict(run)
+    if "sizes" in run:
+        out["sizes"] = [{"size_bytes": read_size(s.get("size_bytes"), field_path(at, "size_bytes"), InputError),
+                         "modes": list_of(_read_measured_mode)(s.get("modes"), field_path(at, "modes"), InputError)}
+                        for i, s0 in enumerate(read_list(run["sizes"], field_path(where, "sizes"), InputError))
+                        for at in [f"{field_path(where, 'sizes')}[{i}]"]
+                        for s in [read_mapping(s0, at, InputError)]]
+    if "modes" in run:
+        out["modes"] = list_of(_read_measured_mode)(run["modes"], field_path(where, "modes"), InputError)
+    predicted = read_mapping(run.get("predicted_ratio_to_bound") or {}, field_path(where, "predicted_ratio_to_bound"),
+                             InputError)
+    out["predicted_ratio_to_bound"] = {
+        read_str(k, field_path(where, "predicted_ratio_to_bound"), InputError):
+            _optional(read_number)(v, field_path(field_path(where, "predicted_ratio_to_bound"), str(k)), InputError)
+        for k, v in predicted.items()}
+    out["liquid_throughput_Bps"] = _optional(read_number)(run.get("liquid_throughput_Bps"),
+                                                          field_path(where, "liquid_throughput_Bps"), InputError)
+    out["metadata"] = read_mapping(run.get("metadata") or {}, field_path(where, "metadata"), InputError)
+    return out
+
+
 def measured_content(run: dict[str, Any]) -> dict[str, Any]:
-    """A run's measurements (``run --output``): per mode the median and its ratio to the liquid
-    throughput beside the prediction; with ``--sizes``, per size and mode."""
+    """A run's measurements (``run --output``, read by :func:`read_run_measurements`): per mode
+    the median and its ratio to the liquid throughput beside the prediction; with ``--sizes``,
+    per size and mode."""
     about = run.get("metadata", {})
     out: dict[str, Any] = {"network": run.get("network"), "network_note": run.get("network_note"),
                            "mpi_library": run.get("mpi_library") or about.get("mpi_library", ""),

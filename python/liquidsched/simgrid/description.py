@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,8 +49,13 @@ class SimgridPlatform:
     routes: dict[tuple[str, str], tuple[tuple[str, ...], float]]
 
 
-def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 600.0) -> SimgridPlatform:
+def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 600.0,
+                      text: str | None = None) -> SimgridPlatform:
     """Load the platform at ``path`` in SimGrid (run by ``python``) and return what it reports.
+
+    With ``text`` (the file as liquidsched's reader read it), SimGrid loads a copy of that text:
+    exactly what was checked (a regular file of UTF-8 under the size cap), without the byte-order
+    mark that SimGrid's XML parser refuses; messages still name ``path``.
 
     Raises
     ------
@@ -59,15 +65,30 @@ def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 6
         if the runner's answer is not what it should be.
     """
     where = str(path)
+    if text is not None:
+        with tempfile.TemporaryDirectory(prefix="liquidsched-platform-") as folder:
+            copy = Path(folder) / (Path(path).name or "platform.xml")
+            copy.write_text(text, encoding="utf-8")
+            return _described(where, _run_simgrid(python, copy, where, timeout_s), str(copy))
+    return _described(where, _run_simgrid(python, Path(path), where, timeout_s))
+
+
+def _run_simgrid(python: str, path: Path, where: str, timeout_s: float) -> subprocess.CompletedProcess:
     try:
-        done = subprocess.run([python, str(RUNNER), os.fspath(path)], capture_output=True, text=True,
+        return subprocess.run([python, str(RUNNER), os.fspath(path)], capture_output=True, text=True,
                               timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise E(f"{where}: SimGrid did not load it within {timeout_s:g} s") from None
     except OSError as e:
         raise E(f"{where}: cannot run SimGrid's Python {python}: {e}") from None
+
+
+def _described(where: str, done: subprocess.CompletedProcess, copy: str | None = None) -> SimgridPlatform:
+    """SimGrid's description of the platform from its runner's answer ``done``; a failure
+    names ``where`` (also where SimGrid's own message names the ``copy`` it loaded)."""
     if done.returncode != 0:
-        raise E(f"{where}: SimGrid cannot load it: {simgrid_message(done.stderr, done.returncode)}")
+        message = simgrid_message(done.stderr, done.returncode)
+        raise E(f"{where}: SimGrid cannot load it: {message.replace(copy, where) if copy else message}")
     try:
         return _parse_description(json.loads(done.stdout))
     except (ValueError, KeyError, IndexError, TypeError) as e:

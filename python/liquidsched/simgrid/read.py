@@ -62,7 +62,7 @@ def read_platform(path: str | os.PathLike, reader: str | None = None) -> Platfor
     if python is None:
         why = "as asked" if choice == "liquidsched" else "SimGrid not found"
         return PlatformRead(network_from_platform(text, where), _OWN_PARSER.format(why=why))
-    net, links, version = read_with_simgrid(path, root, python)
+    net, links, version = read_with_simgrid(path, root, python, text)
     return PlatformRead(net, f"read by SimGrid {version}", links)
 
 

@@ -670,11 +670,12 @@ class _Drawing:
         self.simgrid[lid] = None
 
 
-def read_with_simgrid(path: str | os.PathLike, root: ET.Element, python: str
+def read_with_simgrid(path: str | os.PathLike, root: ET.Element, python: str, text: str | None = None
                       ) -> tuple[Network, dict[str, str | None], str]:
-    """Read the platform at ``path`` (parsed as ``root``) by SimGrid run with ``python``: the
-    network, each liquidsched link's SimGrid link (None for a junction), SimGrid's version."""
+    """Read the platform at ``path`` (parsed as ``root``; ``text`` as read, which SimGrid then
+    loads) by SimGrid run with ``python``: the network, each liquidsched link's SimGrid link
+    (None for a junction), SimGrid's version."""
     where = str(path)
-    platform = describe_platform(path, python)
+    platform = describe_platform(path, python, text=text)
     net, links = network_from_simgrid(platform, platform_hints(root, where), where)
     return net, links, platform.version
