@@ -337,8 +337,9 @@ def window_arg(text: str) -> int | str:
     """``--window auto|none|N``: a whole number of steps >= 1, or ``auto`` / ``none``."""
     if text in ("auto", "none"):
         return text
-    if not text.strip().lstrip("+").isdigit():
+    if not text.strip().lstrip("+").isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected auto, none or a whole number of steps >= 1, got {text!r}")
+    # Bounded as every count is (a window of 10^20 steps does not fit the core's integers).
     return count_arg(text)
 
 
