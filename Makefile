@@ -52,7 +52,7 @@ test-python: $(STAMP)
 FUZZ_JOBS ?= 2
 fuzz: $(STAMP)
 	@mkdir -p $(OUT)
-	$(PY) tests/fuzz_inputs.py --jobs $(FUZZ_JOBS) --report $(OUT)/fuzz.json --markdown $(OUT)/fuzz-failures.md
+	$(PY) -m tests.fuzz --jobs $(FUZZ_JOBS) --report $(OUT)/fuzz.json --markdown $(OUT)/fuzz-failures.md
 
 bench: $(STAMP)
 	@mkdir -p $(OUT)
