@@ -304,8 +304,11 @@ def kpbs_optimum(net: Network, traffic: Traffic, overhead_s: float = 0.0, time_l
     if status not in ("Optimal", "Time limit reached") or h.getInfo().primal_solution_status != 2:
         return heuristic
     sizes = [t.size_bytes for t in traffic]
+    # A piece is where y says so: within HiGHS's integrality tolerance an unused y may be 1e-7
+    # and its x as large as w * 1e-7, a sliver that would put two pieces of one host in a step.
     shares = [[(e, share) for e, w in enumerate(times)
-               if (share := Fraction(h.val(x[e][s])).limit_denominator(10**9) / Fraction(w).limit_denominator(10**9))
+               if h.val(y[e][s]) > 0.5
+               and (share := Fraction(h.val(x[e][s])).limit_denominator(10**9) / Fraction(w).limit_denominator(10**9))
                > 1e-9] for s in range(steps)]
     # Shares rounded to whole bytes, the last piece taking the rest.
     frames = frames_of_shares(traffic, shares,
