@@ -42,7 +42,7 @@ def percent(ratio: float | Fraction, exact_one: bool | None = None) -> str:
     Examples
     --------
     >>> percent(0.5), percent(1.0), percent(0.9999991), percent(1.0000012), percent(0.0000004)
-    ('50.0%', '100.0%', '99.99991%', '100.00012%', '0.00004%')
+    ('50.0%', '100.0%', '99.9999%', '100.0001%', '0.00004%')
     >>> percent(1.0, exact_one=False)
     '≈ 100.0%'
     """
@@ -67,7 +67,7 @@ def milliseconds(seconds: float | Fraction, beside: float | Fraction | None = No
     Examples
     --------
     >>> milliseconds(0.15062312), milliseconds(0.15062312, beside=0.15062300)
-    ('150.623 ms', '150.62312 ms')
+    ('150.623 ms', '150.6231 ms')
     >>> milliseconds(0.1, beside=0.1)
     '100.000 ms'
     """
