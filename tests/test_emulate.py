@@ -328,3 +328,17 @@ def test_a_full_switch_buffer_drops_and_the_drops_are_counted():
         drops = queue_drops(emu)
     assert list(drops) == net.resources
     assert drops["e1>root|root>e1"] > 0
+
+
+def test_a_signal_waits_for_the_namespace_command_it_lands_in():
+    """Ctrl-C during an ``ip`` command is held until the command ends (a command killed half-way
+    can leave half a namespace), and then delivered."""
+    from liquidsched.emulate.namespaces import _signals_held
+
+    finished = []
+    with pytest.raises(KeyboardInterrupt):
+        with _signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            finished.append(True)
+    assert finished == [True]

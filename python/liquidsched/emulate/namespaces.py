@@ -22,13 +22,14 @@ the machine's (``net.ipv4.tcp_congestion_control`` as a new namespace inherits i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..errors import BackendError, InputError
 from ..io.topology import topology_from_dict
@@ -76,9 +77,29 @@ def up(plan: EmulationPlan) -> None:
         raise
 
 
+#: The signals that end a command line; held back while a namespace command runs.
+_ENDING_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP back until the block ends, then deliver them.
+
+    A signal raised inside ``subprocess.run`` kills the ``ip`` or ``tc`` it waits for after a
+    quarter of a second, which on a busy machine can be half-way through making a namespace;
+    each command is short, so holding the signal for its length keeps Ctrl-C prompt.
+    """
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _build(plan: EmulationPlan) -> None:
     for cmd, stdin in build_commands(plan):
-        run_command(cmd, stdin)
+        with _signals_held():
+            run_command(cmd, stdin)
 
 
 def build_commands(plan: EmulationPlan) -> list[tuple[list[str], str | None]]:
@@ -210,6 +231,12 @@ def down(prefix: str = DEFAULT_PREFIX) -> int:
     left in them; returns how many namespaces were removed."""
     check_prefix(prefix)
     require_root()
+    # The removal runs whole: a second Ctrl-C must not leave half a network behind.
+    with _signals_held():
+        return _remove(prefix)
+
+
+def _remove(prefix: str) -> int:
     names = existing(prefix)
     for ns in names:
         for pid in run_command(["ip", "netns", "pids", ns], check=False).split():
