@@ -28,6 +28,7 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -83,17 +84,27 @@ _ENDING_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and SIGHUP back until the block ends, then deliver them.
+    """Hold SIGINT, SIGTERM and SIGHUP back until the block ends, then deliver the first one
+    to the handler that was in place.
 
     A signal raised inside ``subprocess.run`` kills the ``ip`` or ``tc`` it waits for after a
     quarter of a second, which on a busy machine can be half-way through making a namespace;
-    each command is short, so holding the signal for its length keeps Ctrl-C prompt.
+    each command is short, so holding the signal for its length keeps Ctrl-C prompt. Python's
+    handlers, not the thread's signal mask, hold it: a process-directed signal goes to any
+    thread that does not block it.
     """
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING_SIGNALS)
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in _ENDING_SIGNALS}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def _build(plan: EmulationPlan) -> None:
