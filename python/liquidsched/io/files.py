@@ -273,6 +273,9 @@ def parse_document(text: str, where: str, json_only: bool = False, error: type[E
         mark = getattr(e, "problem_mark", None)
         place = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        if "nesting depth" in problem:
+            # PyYAML 6.0.4 has a depth limit of its own; older ones reach our RecursionError.
+            raise error(f"{where}: nested too deeply") from None
         raise error(f"{where}: not valid YAML: {problem}{place}") from None
     except RecursionError:
         raise error(f"{where}: nested too deeply") from None
