@@ -9,21 +9,12 @@ import re
 
 import pytest
 
-from liquidsched.cli import main
 from liquidsched.wording import milliseconds, percent, plural, short_time
+from .cli_run import run
 
 #: A heterogeneous network (mixed link kinds and capacities) and a traffic of uneven sizes.
 HETEROGENEOUS = ["--topology", "random:switches=5,hosts=10,seed=3", "--traffic", "random:seed=2,density=0.6"]
 BACKBONE = ["--topology", "backbone:n1=3,n2=3", "--traffic", "random:seed=1,density=0.7"]
-
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # an option argparse refuses
-        code = e.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def rows(text: str) -> dict[str, str]:

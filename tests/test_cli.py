@@ -10,12 +10,7 @@ import pytest
 import yaml
 
 from liquidsched.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from .cli_run import run
 
 
 def test_bound_json(capsys):

@@ -18,19 +18,10 @@ from rich.table import Table
 
 from liquidsched.cli import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, build_parser, main
 from liquidsched.cli.common import fold_cells
+from .cli_run import run
 
 #: The console script beside this interpreter, as a user runs it.
 LIQUIDSCHED = str(Path(sys.executable).with_name("liquidsched"))
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """Exit status, standard output and error of ``liquidsched ARGV`` in this process."""
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # the parser's own exit: --help, or an option it refuses
-        code = e.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 # -- Ctrl-C ---------------------------------------------------------------------------------------

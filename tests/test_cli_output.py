@@ -13,25 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from liquidsched.cli import EXIT_CLOSED_PIPE, main
+from liquidsched.cli import EXIT_CLOSED_PIPE
 from liquidsched.errors import InputError
 from liquidsched.io.output import check_output, write_output
+from .cli_run import one_line_error, run
 
 PLAN = ["plan", "--topology", "two-switch", "--algorithm", "round-robin"]
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="as root, permission bits do not stop a write")
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def one_line_error(code: int, err: str, *expected: str) -> None:
-    assert code == 2, err
-    assert err.count("\n") == 1 and err.startswith("liquidsched: error: ") and "Traceback" not in err, err
-    for text in expected:
-        assert text in err, err
 
 
 def schedule_file(tmp_path: Path, capsys) -> Path:

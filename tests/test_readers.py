@@ -15,12 +15,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from liquidsched.cli import main
 from liquidsched.errors import InputError, TrafficError
 from liquidsched.io import files
 from liquidsched.io.fabric import MAX_RANKS, read_host_list
 from liquidsched.io.files import DEFAULT_MAX_INPUT_BYTES, parse_document, read_document, read_text
 from liquidsched.traffic import load_traffic
+from .cli_run import one_line_error, run
 
 PACKAGE = Path(files.__file__).resolve().parents[1]
 
@@ -41,22 +41,6 @@ INTERNAL_READS = {
 READ_CALL = re.compile(r"\bopen\(|\.read_text\(|\.read_bytes\(|\bjson\.load\(|\byaml\.(?:safe_)?load\(|"
                        r"\bnp\.(?:load|loadtxt|genfromtxt|fromfile)\(|\bcsv\.reader\(open|\bET\.parse\(|"
                        r"\bos\.read\(|\bmmap\.")
-
-
-def run(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse-level errors
-        code = e.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def one_line_error(code, err, *expected):
-    assert code == 2, err
-    assert err.count("\n") == 1 and err.startswith("liquidsched: error: ") and "Traceback" not in err, err
-    for text in expected:
-        assert text in err, err
 
 
 # -- one entry point ---------------------------------------------------------------------------

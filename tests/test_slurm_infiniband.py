@@ -464,19 +464,11 @@ def test_the_grouping_and_full_annotations_are_read():
 import json  # noqa: E402
 
 from liquidsched import load_topology, resolve_topology  # noqa: E402
-from liquidsched.cli import main  # noqa: E402
+
+from .cli_run import run  # noqa: E402
 
 SLURM_SPEC = f"slurm:{CONF},hosts=10Gbit/s,switches=40Gbit/s"
 IB_SPEC = f"infiniband:{FABRIC},{LFTS}"
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as e:
-        code = e.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_resolve_topology_reads_both_prefixes(ib_net):

@@ -9,21 +9,12 @@ import json
 import pytest
 
 from liquidsched import SCHEDULERS, Traffic, TrafficError, build_topology, plan
-from liquidsched.cli import main
 from liquidsched.io.topology import topology_to_dict
 from liquidsched.traffic import load_traffic
 from liquidsched.units import MAX_SIZE_BYTES, parse_size
+from .cli_run import run
 
 PLAN = ["plan", "--topology", "two-switch", "--algorithm", "round-robin"]
-
-
-def run(capsys, *argv):
-    try:
-        code = main(list(argv))
-    except SystemExit as e:  # argparse-level errors
-        code = e.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def one_line_error(code, err, *expected):

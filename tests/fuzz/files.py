@@ -63,15 +63,19 @@ def special_files(seed: dict) -> list[Case]:
     return cases
 
 
+def _unguarded_slots(seed: dict):
+    """Each slot whose command launches nothing, with its seed file's name and bytes and the
+    companion files it reads beside them."""
+    for slot in slots():
+        if slot.argv[0] not in GUARDED:
+            yield slot, *seed[slot.seed], _companions(slot, seed)
+
+
 def encodings(seed: dict) -> list[Case]:
     """Valid files with a UTF-8 BOM or CRLF line ends (valid: text is text), and broken ones:
     invalid UTF-8, UTF-16, a NUL byte, Latin-1."""
     cases = []
-    for slot in slots():
-        if slot.argv[0] in GUARDED:
-            continue
-        name, text = seed[slot.seed]
-        comp = _companions(slot, seed)
+    for slot, name, text, comp in _unguarded_slots(seed):
         mid = len(text) // 2
         mid = text.rfind(b"\n", 0, mid) + 1
         variants = {
@@ -261,11 +265,7 @@ def mutations(seed: dict, per_slot: int) -> list[Case]:
     """Random text mutations (deleted, repeated, replaced spans; swapped lines) of every seed in
     every slot that reads it: may stay valid, so any status, but never a crash."""
     cases = []
-    for slot in slots():
-        if slot.argv[0] in GUARDED:
-            continue
-        name, text = seed[slot.seed]
-        comp = _companions(slot, seed)
+    for slot, name, text, comp in _unguarded_slots(seed):
         rng = random.Random(f"{slot.reader}{slot.argv}")
         for _ in range(per_slot):
             mutated = text.decode()

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..bounds import Bound
 from ..errors import InputError, LiquidschedError
-from ..io.fields import field_path, list_of, read_list, read_mapping, read_number, read_size, read_str
+from ..io.fields import field_path, list_of, read_mapping, read_number, read_size, read_str
 from ..network import Network
 from ..occupancy import resources_by_load, slot_shares
 from .layout import positions
@@ -131,6 +131,12 @@ def _read_measured_mode(value: Any, where: str, error: type[Exception]) -> dict[
     return out
 
 
+def _read_measured_size(value: Any, where: str, error: type[Exception]) -> dict[str, Any]:
+    row = read_mapping(value, where, error)
+    return {"size_bytes": read_size(row.get("size_bytes"), field_path(where, "size_bytes"), error),
+            "modes": list_of(_read_measured_mode)(row.get("modes"), field_path(where, "modes"), error)}
+
+
 def read_run_measurements(doc: Any, where: str) -> dict[str, Any]:
     """The fields of a run's JSON (``run --output``) that the report shows, each checked: a
     mapping with ``modes`` (each a mode name and finite times) or ``sizes`` (each a size and
@@ -146,11 +152,7 @@ def read_run_measurements(doc: Any, where: str) -> dict[str, Any]:
         raise InputError(f"{where}: not a run's JSON (run --output): it has no modes or sizes")
     out = dict(run)
     if "sizes" in run:
-        out["sizes"] = [{"size_bytes": read_size(s.get("size_bytes"), field_path(at, "size_bytes"), InputError),
-                         "modes": list_of(_read_measured_mode)(s.get("modes"), field_path(at, "modes"), InputError)}
-                        for i, s0 in enumerate(read_list(run["sizes"], field_path(where, "sizes"), InputError))
-                        for at in [f"{field_path(where, 'sizes')}[{i}]"]
-                        for s in [read_mapping(s0, at, InputError)]]
+        out["sizes"] = list_of(_read_measured_size)(run["sizes"], field_path(where, "sizes"), InputError)
     if "modes" in run:
         out["modes"] = list_of(_read_measured_mode)(run["modes"], field_path(where, "modes"), InputError)
     predicted = read_mapping(run.get("predicted_ratio_to_bound") or {}, field_path(where, "predicted_ratio_to_bound"),
