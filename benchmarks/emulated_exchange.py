@@ -33,12 +33,11 @@ from rich.console import Console
 from rich.table import Table
 
 from liquidsched import build_topology, plan
-from liquidsched.execute import PREDICTION_OF_MODE
+from liquidsched.execute import PREDICTION_OF_MODE, predict_mode
 from liquidsched.emulate import Emulation, single_flow_check
 from liquidsched.execute import run_exchange
 from liquidsched.io.files import write_document
 from liquidsched.schedule import Piece, Schedule, ScheduleInfo
-from liquidsched.simulate import simulate
 from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all, random_matrix
 from liquidsched.units import parse_size
 
@@ -114,7 +113,7 @@ def measure(label: str, runs: list[tuple[str, Schedule, str]], repeats: int, pre
             result = run_exchange(schedule, [mode], repeats=repeats, warmup=1, verify=True,
                                   namespaces=emu.namespace, seed=1)
             m = result.modes[0]
-            predicted = simulate(schedule, *PREDICTION_OF_MODE[mode])
+            predicted = predict_mode(schedule, mode)
             record["strategies"].append({
                 "strategy": name, "mode": mode, "algorithm": schedule.info.algorithm, "frames": schedule.length,
                 "times_s": m.times_s, "median_s": m.median_s, "throughput_Bps": m.throughput_Bps,

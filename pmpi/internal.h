@@ -41,7 +41,8 @@ typedef struct {
     uint64_t *send_row; /* this rank's bytes to each rank: the part of the signature it checks */
     uint64_t *recv_row;
     int mode;           /* LS_MODE_* or ENTRY_FAILED */
-    double bound_s;     /* Λ of the exchange on the fabric: the paced mode's duration */
+    double bound_s;     /* Λ of the exchange on the fabric */
+    double paced_s;     /* the paced mode's duration: Λ × (1 + LIQUIDSCHED_PACE_HEADROOM) */
     int frames;
     int *send_start, *recv_start; /* frames + 1 */
     piece_t *sends, *recvs;
@@ -53,12 +54,12 @@ void run_frames(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf,
                 char *recvbuf, const MPI_Aint *roff);
 
 /* Paced all at once: every message sent from the start in chunks handed to MPI at its share of
- * the bound (bytes / Λ), the rank testing and sleeping in between; no barrier. */
+ * the paced duration (bytes / paced_s), the rank testing and sleeping in between; no barrier. */
 void run_paced(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, const MPI_Aint *soff,
                char *recvbuf, const MPI_Aint *roff);
 
-/* The chunks of a paced message of `bytes` bytes over `bound_s` seconds (the rule of the Python
+/* The chunks of a paced message of `bytes` bytes over `duration_s` seconds (the rule of the Python
  * package's liquidsched.execute.paced, so that both send alike). */
-long paced_chunk_count(uint64_t bytes, double bound_s);
+long paced_chunk_count(uint64_t bytes, double duration_s);
 
 #endif

@@ -48,6 +48,7 @@
  *   LIQUIDSCHED_ALLTOALLV   library (default) or table: MPI_Alltoallv follows a table that
  *                           schedules it (an agreement per call)
  *   LIQUIDSCHED_TIME_LIMIT  search per plan (default 2s)
+ *   LIQUIDSCHED_PACE_HEADROOM  the share of every link the paced mode leaves free (default 0.03)
  *   LIQUIDSCHED_MIN_BYTES   a rank whose messages average fewer bytes leaves the call to the
  *                           library (default 0)
  *   LIQUIDSCHED_PMPI        "off" calls the library's collectives only
@@ -119,6 +120,8 @@ static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 static enum setting setting = AUTO;
 static double time_limit_s = 2.0, min_bytes = 0.0;
+/* The share of every link the paced mode leaves free: liquidsched.execute.paced.PACE_HEADROOM. */
+static double pace_headroom = 0.03;
 /* Whether MPI_Alltoallv follows a table that schedules it, at the price of an agreement per call. */
 static int alltoallv_by_table;
 static ls_fabric *fabric;
@@ -202,6 +205,18 @@ static void read_time_setting(void) {
         refuse_variable("LIQUIDSCHED_TIME_LIMIT", v, why, "2s is used");
 }
 
+static void read_headroom_setting(void) {
+    const char *v = getenv("LIQUIDSCHED_PACE_HEADROOM");
+    char *end;
+    if (!v || !*v)
+        return;
+    double share = strtod(v, &end);
+    if (end != v && *end == '\0' && share >= 0 && share <= 0.5)
+        pace_headroom = share;
+    else
+        refuse_variable("LIQUIDSCHED_PACE_HEADROOM", v, "expected a share of the links from 0 to 0.5", "0.03 is used");
+}
+
 /* Read after the fabric, whose network the table must have been measured on. */
 static void read_selection(void) {
     const char *path = getenv("LIQUIDSCHED_SELECTION");
@@ -221,6 +236,7 @@ static void read_settings(void) {
     read_alltoallv_setting();
     read_size_setting();
     read_time_setting();
+    read_headroom_setting();
     const char *path = getenv("LIQUIDSCHED_FABRIC");
     if (path && *path && setting != ALWAYS_LIBRARY) {
         fabric_tried = 1;
@@ -508,6 +524,9 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
                 say_plan(&p, op, n, PMPI_Wtime() - t0);
             status[1] = decided_mode(&p, wanted, op, n, world, block);
             bound_s = p.bound_s;
+            if (verbose() && status[1] == LS_MODE_PACED)
+                fprintf(stderr, "liquidsched: %s paced over %.6g s (the bound × %g)\n", op,
+                        bound_s * (1 + pace_headroom), 1 + pace_headroom);
             flatten(&p, &flat);
             ls_plan_free(&p);
         }
@@ -543,6 +562,7 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
     PMPI_Bcast(flat.dst, (int)flat.pieces, MPI_UINT32_T, 0, comm);
     PMPI_Bcast(flat.bytes, (int)flat.pieces, MPI_UINT64_T, 0, comm);
     e->bound_s = bound_s;
+    e->paced_s = bound_s * (1 + pace_headroom);
     free(e->send_start);
     free(e->recv_start);
     keep_my_pieces(e, me, n, flat.frames, flat.start, flat.src, flat.dst, flat.bytes);

@@ -56,12 +56,12 @@ void run_frames(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf,
     free(sends);
 }
 
-long paced_chunk_count(uint64_t bytes, double bound_s) {
+long paced_chunk_count(uint64_t bytes, double duration_s) {
     if (!bytes)
         return 0;
-    if (!(bound_s > 0))
+    if (!(duration_s > 0))
         return 1;
-    double size = fmax(MIN_CHUNK_BYTES, floor((double)bytes / bound_s * CHUNK_INTERVAL_S));
+    double size = fmax(MIN_CHUNK_BYTES, floor((double)bytes / duration_s * CHUNK_INTERVAL_S));
     long count = (long)ceil((double)bytes / size);
     return count < 1 ? 1 : count > MAX_CHUNKS_PER_PAIR ? MAX_CHUNKS_PER_PAIR : count;
 }
@@ -106,12 +106,12 @@ static void chunk_bounds(uint64_t bytes, long k, long count, uint64_t *lo, uint6
 void run_paced(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, const MPI_Aint *soff,
                char *recvbuf, const MPI_Aint *roff) {
     int n = e->n;
-    double bound = e->bound_s;
+    double duration = e->paced_s;
     long receives = 0, sends = 0;
     for (int j = 0; j < n; j++)
         if (j != me) {
-            receives += paced_chunk_count(e->recv_row[j], bound);
-            sends += paced_chunk_count(e->send_row[j], bound);
+            receives += paced_chunk_count(e->recv_row[j], duration);
+            sends += paced_chunk_count(e->send_row[j], duration);
         }
     MPI_Request *requests = malloc((receives + sends + 1) * sizeof *requests);
     int *done = malloc((receives + sends + 1) * sizeof *done);
@@ -119,7 +119,7 @@ void run_paced(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, 
     copy_to_self(e, me, sendbuf, soff, recvbuf, roff);
     long r = 0;
     for (int i = 0; i < n; i++) {
-        long count = i == me ? 0 : paced_chunk_count(e->recv_row[i], bound);
+        long count = i == me ? 0 : paced_chunk_count(e->recv_row[i], duration);
         for (long k = 0; k < count; k++, r++) {
             uint64_t lo, hi;
             chunk_bounds(e->recv_row[i], k, count, &lo, &hi);
@@ -128,10 +128,10 @@ void run_paced(const plan_entry *e, MPI_Comm comm, int me, const char *sendbuf, 
     }
     long s = 0;
     for (int j = 0; j < n; j++) {
-        long count = j == me ? 0 : paced_chunk_count(e->send_row[j], bound);
+        long count = j == me ? 0 : paced_chunk_count(e->send_row[j], duration);
         double phi = phase((long)me * n + j, (long)n * n);
         for (long k = 0; k < count; k++)
-            mine[s++] = (due_chunk){(k + phi) * bound / count, j, k, count};
+            mine[s++] = (due_chunk){(k + phi) * duration / count, j, k, count};
     }
     qsort(mine, sends, sizeof *mine, by_due);
     double origin = PMPI_Wtime();

@@ -87,6 +87,23 @@ def test_every_byte_arrives_in_each_mode_uneven_and_on_halves(built, tmp_path, m
     assert (planned, reused, fallback) == (12, 24, 0)
 
 
+@pytest.mark.parametrize("value, factor", [(None, 1.03), ("0.1", 1.1), ("0", 1.0)])
+def test_paced_spreads_each_exchange_over_the_bound_and_its_headroom(built, tmp_path, value, factor):
+    _, fabric = fabric_of(tmp_path, "crossbar:n=3")
+    env = {"LIQUIDSCHED_MODE": "paced", "LIQUIDSCHED_VERBOSE": "1"}
+    if value is not None:
+        env["LIQUIDSCHED_PACE_HEADROOM"] = value
+    done, rows = run_app(built, 3, fabric, ["--sizes", "3000", "--op", "alltoall", "--repeats", "1"], env=env)
+    assert_exact(done, rows, 1)
+    bound = float(re.search(r"bound ([0-9.e+-]+) s", done.stderr).group(1))
+    paced = re.search(r"paced over ([0-9.e+-]+) s \(the bound × ([0-9.]+)\)", done.stderr)
+    assert paced, done.stderr
+    # crossbar:n=3 (links of 1.25 GB/s): each host sends 2 × 3000 B on its own link
+    assert bound == pytest.approx(6000 / 1.25e9, rel=1e-5)
+    assert float(paced.group(1)) == pytest.approx(bound * factor, rel=1e-5)
+    assert float(paced.group(2)) == pytest.approx(factor)
+
+
 def test_a_table_decides_per_size_by_the_nearest_measured_one(built, tmp_path):
     net, fabric = fabric_of(tmp_path, HIERARCHY)
     table = write_table(tmp_path / "t.json", net, [
@@ -181,6 +198,8 @@ def test_sizes_in_variables_take_units(built, tmp_path, variable, value, size, p
     ("LIQUIDSCHED_TIME_LIMIT", "0", "expected a positive duration"),
     ("LIQUIDSCHED_MODE", "fastest", "expected auto, frames, paced or library"),
     ("LIQUIDSCHED_ALLTOALLV", "yes", "expected library or table"),
+    ("LIQUIDSCHED_PACE_HEADROOM", "0.7", "expected a share of the links from 0 to 0.5"),
+    ("LIQUIDSCHED_PACE_HEADROOM", "3%", "expected a share of the links from 0 to 0.5"),
 ])
 def test_an_unreadable_variable_is_refused_once_naming_it(built, tmp_path, variable, value, said):
     _, fabric = fabric_of(tmp_path, "crossbar:n=3")

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from liquidsched import build_topology, plan
 from liquidsched.cli import main
-from liquidsched.execute import crossing_lambda_s, network_schedule, run_exchange
-from liquidsched.execute.paced import MAX_CHUNKS_PER_PAIR, paced_chunks
+from liquidsched.errors import InputError
+from liquidsched.execute import crossing_lambda_s, network_schedule, predict_mode, run_exchange
+from liquidsched.execute.paced import MAX_CHUNKS_PER_PAIR, PACE_HEADROOM, paced_chunks, paced_duration_s
 from liquidsched.execute.plan import exchange_plan, library_mode_env
 from liquidsched.execute.timeline import PARTS, breakdown, union_length
 from liquidsched.schedule import Piece, Schedule, ScheduleInfo
@@ -50,25 +51,32 @@ def test_paced_chunks_cover_each_crossing_transfer_once_before_lambda(raw, lambd
 
 
 def test_paced_chunks_stay_within_the_tags_of_a_pair():
-    chunks = paced_chunks([(0, 1, 10**9, 0, 0)], lambda_s=1000.0, interval_s=0.001, min_chunk_bytes=1)
+    chunks = paced_chunks([(0, 1, 10**9, 0, 0)], duration_s=1000.0, interval_s=0.001, min_chunk_bytes=1)
     assert len(chunks) <= MAX_CHUNKS_PER_PAIR
     assert sum(c.nbytes for c in chunks) == 10**9
 
 
 def test_paced_rates_never_exceed_a_resource_on_uneven_traffic():
-    """Each transfer paced at size / Λ: on every resource of a heterogeneous network the rates add
-    up to at most its capacity (the argument that makes the mode valid for any sizes)."""
+    """Each transfer paced at size / (Λ (1 + h)): on every resource of a heterogeneous network the
+    rates add up to at most its capacity over 1 + h, and the bottlenecks' to exactly that (the
+    argument that makes the mode valid for any sizes)."""
     net = build_topology("random:switches=3,hosts=8,seed=5")
     hosts = net.hosts()
     traffic = Traffic([Transfer(a, b, 1000 * (1 + (3 * i + 7 * j) % 11)) for i, a in enumerate(hosts)
                        for j, b in enumerate(hosts) if a != b], "uneven")
-    lam = crossing_lambda_s(plan(net, traffic, "round-robin"))
+    lam = paced_duration_s(crossing_lambda_s(plan(net, traffic, "round-robin")))
     lists = traffic.resource_lists(net)
     for r, capacity in enumerate(net.resource_capacity):
         paced = sum(t.size_bytes / lam for i, t in enumerate(traffic) if r in lists[i])
-        assert paced <= capacity * (1 + 1e-9)
-    assert any(math.isclose(sum(t.size_bytes / lam for i, t in enumerate(traffic) if r in lists[i]), c)
-               for r, c in enumerate(net.resource_capacity))
+        assert paced <= capacity / (1 + PACE_HEADROOM) * (1 + 1e-9)
+    assert any(math.isclose(sum(t.size_bytes / lam for i, t in enumerate(traffic) if r in lists[i]),
+                            c / (1 + PACE_HEADROOM)) for r, c in enumerate(net.resource_capacity))
+
+
+@pytest.mark.parametrize("lambda_s, headroom", [(0.0, 0.03), (float("nan"), 0.03), (1.0, -0.01), (1.0, 1.0)])
+def test_a_paced_duration_needs_a_positive_bound_and_a_headroom_below_the_link(lambda_s, headroom):
+    with pytest.raises(InputError):
+        paced_duration_s(lambda_s, headroom)
 
 
 def test_library_modes_name_mpichs_algorithms():
@@ -161,3 +169,36 @@ def test_paced_needs_transfers_that_cross_the_network():
     schedule = plan(net, traffic, "round-robin")
     result = run_exchange(schedule, ["paced"], repeats=1, warmup=0)
     assert result.modes[0].verified is True
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([0.0, PACE_HEADROOM, 0.2]))
+def test_the_paced_prediction_never_overloads_a_resource_and_ends_after_the_paced_duration(seed, headroom):
+    """Heterogeneous links, uneven sizes: at every chunk's start, the paced rates of the chunks
+    under way add up to at most each resource's capacity over 1 + h; the prediction ends after
+    Λ (1 + h) and before it plus one chunk interval of the slowest transfer and its latency."""
+    import random
+
+    rng = random.Random(seed)
+    net = build_topology(f"random:switches=3,hosts=6,seed={seed % 50}")
+    hosts = net.hosts()
+    traffic = Traffic([Transfer(a, b, rng.randint(1, 400_000)) for a in hosts for b in hosts
+                       if a != b and rng.random() < 0.7] or [Transfer(hosts[0], hosts[1], 1000)], "uneven")
+    schedule = plan(net, traffic, "round-robin")
+    got = predict_mode(schedule, "paced", headroom)
+    lam = crossing_lambda_s(schedule)
+    duration = paced_duration_s(lam, headroom)
+    chunks = paced_chunks([(0, 1, t.size_bytes, 0, 0) for t in traffic], duration)
+    lists = traffic.resource_lists(net)
+    spans = [(c.due_s, c.due_s + c.nbytes * duration / traffic[c.transfer].size_bytes, c.transfer) for c in chunks]
+    for t0, _, _ in spans:
+        for r, capacity in enumerate(net.resource_capacity):
+            # A set: one transfer's chunks follow each other (a chunk a byte longer than the next
+            # overlaps it by a byte's time, which is not a second flow).
+            under_way = {i for s, e, i in spans if s <= t0 < e and r in lists[i]}
+            load = sum(traffic[i].size_bytes / duration for i in under_way)
+            assert load <= capacity / (1 + headroom) * (1 + 1e-6)
+    steps = [duration / sum(1 for c in chunks if c.transfer == i) for i in range(len(traffic))]
+    latency = max(sum(net.links[link].latency_s for link in net.route(t.src, t.dst)) for t in traffic)
+    assert duration * (1 - 1e-9) <= got.makespan_s <= duration + max(steps) + latency + 1e-9
+    assert got.policy == "paced" and got.ratio_to_bound == pytest.approx(lam / got.makespan_s, rel=1e-9)

@@ -269,6 +269,23 @@ def number_arg(parse: Any, name: str, **bounds: Any) -> Any:
     return convert
 
 
+def headroom_arg(text: str) -> float:
+    """``--pace-headroom 0.03``: the share of every link the paced mode leaves free, a plain
+    number from 0 to 0.5."""
+    from ..units import parse_number
+
+    return number_arg(parse_number, "share", least=0, most=0.5, what="a share of the links")(text)
+
+
+def add_pace_headroom(parser: Any) -> None:
+    """``--pace-headroom SHARE`` of ``run`` and ``tune``."""
+    from ..execute.paced import PACE_HEADROOM
+
+    parser.add_argument("--pace-headroom", type=headroom_arg, default=PACE_HEADROOM, metavar="SHARE",
+                        help=f"paced mode: spread every transfer over Λ × (1 + SHARE), leaving SHARE of every link to "
+                             f"TCP's acknowledgements of the other direction (default {PACE_HEADROOM:g}; 0 paces at Λ)")
+
+
 def size_arg(text: str) -> int:
     """``--size 1MB``: an exact whole number of bytes, units allowed."""
     from ..units import parse_size

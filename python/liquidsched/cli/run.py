@@ -26,8 +26,9 @@ from ..execute import (DEFAULT_MODES, DEFAULT_TIMEOUT_S, ExchangeFailedError, Ex
 from ..io.files import write_document
 from ..schedule import Schedule
 from ..wording import percent, plural
-from .common import (add_schedule_options, algorithm_options, command_help, count_arg, err, mbps, natural_arg, out,
-                     print_json, print_violations, progress_bar, schedule_from_args)
+from .common import (add_pace_headroom, add_schedule_options, algorithm_options, command_help, count_arg, err, mbps,
+                     natural_arg, out, print_json, print_violations, progress_bar, schedule_from_args)
+from ..execute.paced import PACE_HEADROOM
 from ..execute.plan import STEPPED_MODES
 from ..emulate.addressing import time_scale_of
 from .emulation import (EMULATION_DEFAULTS, add_emulation_options, add_launch_options, describe_emulation,
@@ -58,21 +59,21 @@ def _sizes(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def predictions(schedule: Schedule, modes: list[str],
-                mode_schedules: dict[str, Schedule] | None = None) -> dict[str, float | None]:
+def predictions(schedule: Schedule, modes: list[str], mode_schedules: dict[str, Schedule] | None = None,
+                pace_headroom: float = PACE_HEADROOM) -> dict[str, float | None]:
     """The simulator's ratio to the liquid throughput for each mode (of its own schedule, see
-    :func:`stepped_schedules`), of the transfers that cross the network; None when none does."""
+    :func:`stepped_schedules`; the paced mode with ``pace_headroom``), of the transfers that
+    cross the network; None when none does."""
     predicted: dict[str, float | None] = {}
     # all-at-once, alltoallv and the library's alltoall share one prediction
     by_model: dict[tuple[int, str, str, bool], float | None] = {}
     for mode in modes:
         own = (mode_schedules or {}).get(mode, schedule)
         model, policy = prediction_of_mode(mode)
-        # The paced mode has no model of its own (predict_mode says None): its own key.
-        key = (id(own) if policy != "all-at-once" else 0, model, policy, mode == "paced")
+        key = (id(own) if policy != "all-at-once" else 0, model, policy)
         try:
             if key not in by_model:
-                prediction = predict_mode(own, mode)
+                prediction = predict_mode(own, mode, pace_headroom)
                 by_model[key] = None if prediction is None else prediction.ratio_to_bound
             predicted[mode] = by_model[key]
         except LiquidschedError:
@@ -161,7 +162,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   on_modelled_network=args.on_modelled_network, plan=plan,
                                   mode_schedules=mode_schedules, launcher=launcher, progress=args.progress,
                                   prepost=not args.no_prepost, timeline=bool(args.timeline),
-                                  time_scale=time_scale_of(namespace))
+                                  time_scale=time_scale_of(namespace), pace_headroom=args.pace_headroom)
         except ExchangeFailedError as e:
             if e.partial is not None:
                 about = metadata(args, schedule, launcher, mpiexec_args, e.partial.mpi_library, started)
@@ -297,7 +298,8 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
                 result = run_sizes(sized, sizes, args.modes, own, advance, repeats=args.repeats, warmup=args.warmup,
                                    verify=not args.no_verify, namespaces=namespace, timeout_s=args.timeout,
                                    mpiexec_args=mpiexec_args, on_modelled_network=args.on_modelled_network,
-                                   launcher=launcher, time_scale=time_scale_of(namespace))
+                                   launcher=launcher, time_scale=time_scale_of(namespace),
+                                   pace_headroom=args.pace_headroom)
             except SizesFailedError as e:
                 if e.partial.points:
                     about = metadata(args, schedule, launcher, mpiexec_args, e.partial.mpi_library, started, sizes)
@@ -409,7 +411,7 @@ def report_result(args: argparse.Namespace, result: ExchangeResult, schedule: Sc
                   extra: dict[str, Any], mode_schedules: dict[str, Schedule] | None = None) -> int:
     """Write and print the report of ``result``; the exit status (1 when bytes were wrong)."""
     modes = [m.mode for m in result.modes]
-    predicted = predictions(schedule, modes, mode_schedules)
+    predicted = predictions(schedule, modes, mode_schedules, args.pace_headroom)
     report = result.to_dict() | extra | {"predicted_ratio_to_bound": predicted,
                                          "emulated": result.network == "emulated"}
     if args.output:
@@ -526,6 +528,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "again: leaves the processor to the kernel; default) or spin (as MPI does)")
     p.add_argument("--no-prepost", action="store_true",
                    help="frames mode: post each frame's receives when the frame starts, not all before the first")
+    add_pace_headroom(p)
     p.add_argument("--timeline", metavar="FILE.json",
                    help="record every timed run's timeline (per rank: each piece posted and received, each barrier) "
                         "and print where the time goes against the model")

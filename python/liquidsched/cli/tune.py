@@ -18,8 +18,8 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..io.files import write_document
-from .common import (add_schedule_options, algorithm_options, command_help, count_arg, err, natural_arg, print_json,
-                     schedule_from_args)
+from .common import (add_pace_headroom, add_schedule_options, algorithm_options, command_help, count_arg, err,
+                     natural_arg, print_json, schedule_from_args)
 from .emulation import add_launch_options, emulated_hosts, launcher_args, launcher_of
 
 #: liquidsched's modes measured unless told.
@@ -69,7 +69,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         result = run_sizes(sized, args.sizes, modes, own, on_size=lambda done, total: err.print(
             f"  {done}/{total} sizes measured", markup=False), repeats=args.repeats, warmup=args.warmup,
             verify=True, namespaces=namespace, timeout_s=args.timeout, mpiexec_args=mpiexec_args,
-            on_modelled_network=args.on_modelled_network, launcher=launcher, time_scale=time_scale_of(namespace))
+            on_modelled_network=args.on_modelled_network, launcher=launcher, time_scale=time_scale_of(namespace),
+            pace_headroom=args.pace_headroom)
         time_scale = time_scale_of(namespace)
     sweep = result.to_dict()
     about = measured_on(schedule.network, sweep["hosts"], result.mpi_library, result.network,
@@ -126,6 +127,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "equal messages, MPI_Alltoall with each of MPICH's algorithms)")
     p.add_argument("--repeats", type=count_arg, default=7, help="timed runs per size and candidate (default 7)")
     p.add_argument("--warmup", type=natural_arg, default=1, help="untimed runs before them (default 1)")
+    add_pace_headroom(p)
     p.add_argument("--emulate", action="store_true", help="measure on the schedule's network, emulated (root)")
     p.add_argument("--prefix", help=f"the emulated network's prefix (default {DEFAULT_PREFIX}); without --emulate, "
                                     "measure in the network 'netem up' built with it")

@@ -324,13 +324,15 @@ def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[st
         messages.append(dataclasses.replace(m, send_offset=m.send_offset + ds, recv_offset=m.recv_offset + dr))
     exchange.plan = dataclasses.replace(plan, messages=messages, regions=regions)
     from . import crossing_lambda_s
+    from .paced import paced_duration_s
     from .worker import RankExchange
 
     # Made once: it duplicates the communicator for its notifications (a collective call).
     empty = np.zeros(0, np.uint8)
     lambda_s = crossing_lambda_s(exchange.schedule) if exchange.mode == "paced" and exchange.schedule else None
+    paced_s = None if lambda_s is None else paced_duration_s(lambda_s)
     exchange.runner = RankExchange(exchange.sub, exchange.plan, 0, exchange.window, buffers=(empty, empty),
-                                   progress="sleep", prepost=True, lambda_s=lambda_s)
+                                   progress="sleep", prepost=True, paced_s=paced_s)
     exchange.runner.prepare(exchange.mode)
 
 

@@ -15,6 +15,7 @@ from ..schedule import Schedule
 from .launcher import SRUN_NAMESPACES, Launcher, failure_line, launch_command, resolve_launcher, run_launched
 from .networks import HERE_NETWORKS, check_memory_on, network_kind
 from .plan import DEFAULT_MODES, ExchangePlan, alltoall_mode_env, exchange_plan, is_mode, library_mode_env, mode_names
+from .paced import PACE_HEADROOM, paced_duration_s
 from .prediction import crossing_lambda_s
 from .progress import PROGRESS
 from .results import ExchangeFailedError, ExchangeResult, exchange_result, scaled_back
@@ -29,7 +30,8 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
                  on_modelled_network: bool = False, plan: ExchangePlan | None = None,
                  mode_schedules: Mapping[str, Schedule] | None = None,
                  launcher: Launcher | str | None = None, progress: str = "sleep", prepost: bool = True,
-                 timeline: bool = False, time_scale: float = 1.0) -> ExchangeResult:
+                 timeline: bool = False, time_scale: float = 1.0,
+                 pace_headroom: float = PACE_HEADROOM) -> ExchangeResult:
     """Execute ``schedule`` in every mode of ``modes`` under MPI and time it.
 
     Parameters
@@ -69,6 +71,10 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
     time_scale
         The emulated network runs this many times slower than the modelled one: times are
         divided by it, and the paced mode paces at Λ times it.
+    pace_headroom
+        The share of every link the paced mode leaves free
+        (:func:`~liquidsched.execute.paced.paced_duration_s`; default
+        :data:`~liquidsched.execute.paced.PACE_HEADROOM`).
 
     Raises
     ------
@@ -109,12 +115,12 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
                          "to every other); this traffic is not one: use alltoallv")
     network = network_kind(namespaces, on_modelled_network, mpiexec_args, launcher)
     check_memory_on(network, plan)
-    lambdas: dict[str, float] = {}
+    paced_s: dict[str, float] = {}
     if "paced" in schedules:
         paced_lambda = crossing_lambda_s(schedules["paced"])
         if paced_lambda is None:
             raise InputError("the paced mode needs transfers that cross the network")
-        lambdas["paced"] = paced_lambda * time_scale
+        paced_s["paced"] = paced_duration_s(paced_lambda * time_scale, pace_headroom)
     deadline = time.monotonic() + timeout_s
     measured: dict[str, Any] = {}
     raw: dict[str, Any] | None = None
@@ -124,7 +130,7 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         ranks = None if namespaces is None else [namespaces[h] for h in plan.hosts]
         for k, (env, group) in enumerate(_launches(modes)):
             runs = [{"mode": m, "schedule": files[m], "window": _window_of(m, schedules[m]), "progress": progress,
-                     "prepost": prepost, "lambda_s": lambdas.get(m)} for m in group]
+                     "prepost": prepost, "paced_s": paced_s.get(m)} for m in group]
             job_path, out_path = Path(tmp) / f"job{k}.json", Path(tmp) / f"out{k}.json"
             job_path.write_text(json.dumps({"runs": runs, "repeats": repeats, "warmup": warmup, "verify": verify,
                                             "seed": seed, "output": str(out_path), "timeline": timeline,

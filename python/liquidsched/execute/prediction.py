@@ -7,17 +7,22 @@ throughput of those transfers alone.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
+
+import numpy as np
 
 from ..bounds import compute_bound
 from ..schedule import Piece, Schedule
 from ..traffic import Traffic
+from .paced import PACE_HEADROOM
 
-#: The simulator's prediction beside each execution mode: (model, policy).
+#: The simulator's prediction beside each execution mode: (model, policy); the paced policy is
+#: :func:`predict_paced`'s, not one of :func:`~liquidsched.simulate.simulate`'s.
 PREDICTION_OF_MODE = {"frames": ("frames", "all-at-once"), "barrier-free": ("circuit", "all-at-once"),
                       "dependency-driven": ("circuit", "all-at-once"),
                       "all-at-once": ("fluid", "all-at-once"), "alltoallv": ("fluid", "all-at-once"),
-                      "shuffle": ("fluid", "window"), "pairwise": ("fluid", "steps")}
+                      "shuffle": ("fluid", "window"), "pairwise": ("fluid", "steps"), "paced": ("fluid", "paced")}
 
 
 def prediction_of_mode(mode: str) -> tuple[str, str]:
@@ -25,21 +30,58 @@ def prediction_of_mode(mode: str) -> tuple[str, str]:
     return PREDICTION_OF_MODE.get(mode, ("fluid", "all-at-once"))
 
 
-def predict_mode(schedule: Schedule, mode: str):
+def predict_mode(schedule: Schedule, mode: str, pace_headroom: float = PACE_HEADROOM):
     """The simulator's prediction of ``schedule`` run in ``mode``, for the transfers that cross
     the network (self transfers are local copies in execution); None when none does. The
-    shuffle mode without a window may send every packet at once, in order."""
+    shuffle mode without a window may send every packet at once, in order; the paced mode is
+    :func:`predict_paced` with ``pace_headroom``."""
     from ..simulate import simulate
 
     crossing = network_schedule(schedule)
-    if crossing is None or mode == "paced":
-        # No model of the simulators paces flows yet: no prediction rather than another mode's.
+    if crossing is None:
         return None
+    if mode == "paced":
+        return predict_paced(crossing, pace_headroom)
     model, policy = prediction_of_mode(mode)
     window = None
     if policy == "window" and schedule.info.parameters.get("window") is None:
         window = max(1, len(crossing.frames))
     return simulate(crossing, model, policy, window=window)
+
+
+def predict_paced(schedule: Schedule, headroom: float = PACE_HEADROOM):
+    """The paced mode in the fluid model (policy ``paced``): each transfer of ``schedule`` in the
+    chunks :func:`~liquidsched.execute.paced.paced_chunks` cuts it into, each chunk carried from
+    its due time at the transfer's paced rate (size over Λ · (1 + ``headroom``)), which no
+    resource's capacity is below by construction, so that no chunk waits for another; a transfer
+    ends with its last chunk plus its path's latency. Every transfer is taken to cross the
+    network (:func:`network_schedule` first).
+
+    Examples
+    --------
+    >>> from liquidsched import build_topology, plan, all_to_all
+    >>> net = build_topology("crossbar:n=4,capacity_Bps=1MB/s")
+    >>> p = predict_paced(plan(net, all_to_all(net, size_bytes=100_000), "liquid"), headroom=0.0)
+    >>> round(p.makespan_s, 3), p.policy  # Λ = 0.3 s; 7 chunks of 43 ms, the last one's phase 15/16
+    (0.338, 'paced')
+    """
+    from ..simulate import prediction_from_times
+    from .paced import paced_chunks, paced_duration_s
+
+    net, traffic = schedule.network, schedule.traffic
+    duration = paced_duration_s(float(compute_bound(net, traffic).duration_s), headroom)
+    regions = [(0, 1, t.size_bytes, 0, 0) for t in traffic]  # ranks do not matter, only that they differ
+    start = [math.inf] * len(traffic)
+    finish = [0.0] * len(traffic)
+    for c in paced_chunks(regions, duration):
+        rate = traffic[c.transfer].size_bytes / duration
+        start[c.transfer] = min(start[c.transfer], c.due_s)
+        finish[c.transfer] = max(finish[c.transfer], c.due_s + c.nbytes / rate)
+    for i, t in enumerate(traffic):
+        finish[i] += sum(net.links[link].latency_s for link in net.route(t.src, t.dst))
+    empty = np.zeros((len(net.resources), 0))
+    return prediction_from_times(schedule, "fluid", "paced", max(finish, default=0.0), start, finish, empty, 0,
+                                 "rust", 0.0)
 
 
 def network_schedule(schedule: Schedule) -> Schedule | None:

@@ -52,13 +52,13 @@ class RankExchange:
 
     def __init__(self, comm: MPI.Comm, plan: ExchangePlan, seed: int, window: int | None = None,
                  buffers: tuple[np.ndarray, np.ndarray] | None = None, progress: str = "spin",
-                 prepost: bool = False, lambda_s: float | None = None) -> None:
+                 prepost: bool = False, paced_s: float | None = None) -> None:
         """``buffers``: an application's send and receive buffers (bytes, where the plan's
         offsets point); without them, buffers of the plan's layout filled with each transfer's
         pattern, to be checked after each run. ``progress``: how the rank waits
         (:data:`~liquidsched.execute.progress.PROGRESS`); ``prepost``: the frames mode posts
-        every receive before the first frame; ``lambda_s``: Λ of the crossing transfers on the
-        network the ranks run on, for the paced mode."""
+        every receive before the first frame; ``paced_s``: the time over which the paced mode
+        spreads every transfer (:func:`~liquidsched.execute.paced.paced_duration_s`)."""
         self.comm = comm
         self.notes = comm.Dup()
         self.plan = plan
@@ -86,7 +86,7 @@ class RankExchange:
         self.window = window
         self.progress = Progress(progress, MPI.Wtime)
         self.prepost = prepost
-        self.lambda_s = lambda_s
+        self.paced_s = paced_s
         self.chunks: list[Chunk] | None = None
         #: the run's events, when recorded (:meth:`record`)
         self.timeline: Timeline | None = None
@@ -297,9 +297,9 @@ class RankExchange:
 
     def prepare_paced(self) -> None:
         """The chunks of the paced mode, the same on every rank."""
-        if self.lambda_s is None:
-            raise ValueError("the paced mode needs the run's Λ")
-        self.chunks = paced_chunks(self.plan.regions, self.lambda_s)
+        if self.paced_s is None:
+            raise ValueError("the paced mode needs the time over which it spreads the transfers")
+        self.chunks = paced_chunks(self.plan.regions, self.paced_s)
 
     def shuffle(self) -> None:
         """Paper 002's Alg. 2: every receive posted, the sends started one after the other in
@@ -447,7 +447,7 @@ def main() -> None:
         if comm.Get_rank() == 0:
             write_output(job["output"], json.dumps(out | {"running": mode}, indent=2))
         ex = RankExchange(comm, plan, job.get("seed", 0), run.get("window"), progress=run.get("progress", "spin"),
-                          prepost=run.get("prepost", False), lambda_s=run.get("lambda_s"))
+                          prepost=run.get("prepost", False), paced_s=run.get("paced_s"))
         out["modes"][mode] = timed_runs(ex, mode, job["warmup"], job["repeats"], job["verify"],
                                         job.get("timeline", False), job.get("shared_clock", False))
         del ex

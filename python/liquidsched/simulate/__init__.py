@@ -175,8 +175,8 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
 
         raw = run_simgrid(schedule, flows_of(schedule), policy, overhead_s)
         empty = np.zeros((len(net.resources), 0))
-        return _prediction(schedule, model, policy, max(raw["finish_s"], default=0.0), raw["start_s"],
-                           raw["finish_s"], empty, 0, "simgrid", raw["run_s"])
+        return prediction_from_times(schedule, model, policy, max(raw["finish_s"], default=0.0), raw["start_s"],
+                                     raw["finish_s"], empty, 0, "simgrid", raw["run_s"])
     f = flows_of(schedule)
     t0 = time.perf_counter()
     raw = _core.simulate(list(net.resource_capacity), f.paths, f.sizes, f.latencies, f.senders, f.frames, model,
@@ -184,8 +184,9 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
                          frame_steps=schedule.frame_steps() if gated else [], window=w)
     wall = time.perf_counter() - t0
     utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
-    prediction = _prediction(schedule, model, policy if model == "fluid" else None, raw["makespan_s"],
-                             raw["start_s"], raw["finish_s"], utilisation, raw["rate_updates"], "rust", wall)
+    prediction = prediction_from_times(schedule, model, policy if model == "fluid" else None, raw["makespan_s"],
+                                       raw["start_s"], raw["finish_s"], utilisation, raw["rate_updates"], "rust",
+                                       wall)
     prediction.window = w or None
     return prediction
 
@@ -199,9 +200,9 @@ def whole_transfers(schedule: Schedule) -> Schedule:
     return Schedule.from_indices(schedule.network, schedule.traffic, [range(len(schedule.traffic))], schedule.info)
 
 
-def _prediction(schedule: Schedule, model: str, policy: str | None, makespan: float, start: list[float],
-                finish: list[float], utilisation: np.ndarray, rate_updates: int, backend: str,
-                wall_s: float) -> Prediction:
+def prediction_from_times(schedule: Schedule, model: str, policy: str | None, makespan: float,
+                          start: list[float], finish: list[float], utilisation: np.ndarray, rate_updates: int,
+                          backend: str, wall_s: float) -> Prediction:
     """A Prediction from the makespan and the flows' times, with throughput and ratio to the bound."""
     net, traffic = schedule.network, schedule.traffic
     throughput = traffic.total_bytes / makespan if makespan > 0 else float("inf")
@@ -211,4 +212,5 @@ def _prediction(schedule: Schedule, model: str, policy: str | None, makespan: fl
                       list(net.resources), rate_updates, backend, wall_s)
 
 
-__all__ = ["BACKENDS", "MODELS", "POLICIES", "Flows", "Prediction", "flows_of", "simulate", "window_of"]
+__all__ = ["BACKENDS", "MODELS", "POLICIES", "Flows", "Prediction", "flows_of", "prediction_from_times", "simulate",
+           "window_of"]
