@@ -17,7 +17,9 @@ import pytest
 
 from liquidsched import TopologyError, build_topology, plan
 from liquidsched.emulate import (Emulation, arrivals, build_commands, concurrent_flows, down, existing, fastest_window,
-                                 link_counters, plan_emulation, queue_drops, send_bytes, single_flow_check, wait_for)
+                                 host_path, link_counters, opposing_flows_check, plan_emulation, queue_drops, send_bytes,
+                                 single_flow_check, wait_for)
+from liquidsched.emulate.measure import _filling_flows
 from liquidsched.emulate.shaping import FRAME_BYTES, tbf_sizes
 from liquidsched.execute import MODES, run_exchange
 from liquidsched.network import Link, Network, Node
@@ -195,6 +197,34 @@ def test_down_removes_everything_and_a_single_flow_reaches_its_rate():
         assert int(share.stdout) == 125_000
     assert existing(PREFIX) == []
     assert down(PREFIX) == 0
+
+
+def test_opposing_flows_fill_the_link_each_way_from_distinct_hosts():
+    """The 4 × 2 hierarchy's 200 Mbit/s uplink takes two 100 Mbit/s host flows each way; the
+    two-switch's cross link one; a link whose two directions share a capacity has none."""
+    net = build_topology("hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=200Mbit/s")
+    emu = plan_emulation(net, PREFIX)
+    used: set[str] = set()
+    forward = _filling_flows(emu, ("e1", "root"), emu.emulated_capacity_Bps("e1>root"), used)
+    backward = _filling_flows(emu, ("root", "e1"), emu.emulated_capacity_Bps("root>e1"), used)
+    assert len(forward) == len(backward) == 2
+    hosts = [h for pair in forward + backward for h in pair]
+    assert len(set(hosts)) == 8
+    assert all(("e1", "root") in set(zip(p, p[1:])) for p in (host_path(net, *f) for f in forward))
+    assert all(("root", "e1") in set(zip(p, p[1:])) for p in (host_path(net, *f) for f in backward))
+    two = plan_emulation(build_topology("two-switch"), PREFIX)
+    assert len(_filling_flows(two, ("a", "b"), two.emulated_capacity_Bps("l_ab"), set())) == 1
+
+
+@needs_root
+def test_opposing_flows_through_a_bottleneck_carry_most_of_it_each_way():
+    net = build_topology("two-switch:capacity_Bps=100Mbit/s")
+    with Emulation(net, PREFIX) as emu:
+        check = best_of(lambda: opposing_flows_check(emu, "l_ab", seconds=0.5), lambda c: c["ratio"] > 0.85,
+                        always=lambda c: _below(c["ratio"], 1.03, c))
+        assert 0.85 < check["ratio"] < 1.03, check
+        assert [(f["src"], f["dst"]) for f in check["forward"] + check["backward"]] == [("t1", "r4"), ("t4", "r1")]
+    assert existing(PREFIX) == []
 
 
 def _below(value: float, bound: float, shown: object) -> None:

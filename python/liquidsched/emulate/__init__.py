@@ -59,8 +59,8 @@ from __future__ import annotations
 
 from .addressing import (DEFAULT_PREFIX, TCP_SETTINGS, Cable, EmulationPlan, Namespaces, check_prefix,
                          check_time_scale, time_scale_of)
-from .measure import (arrivals, concurrent_flows, fastest_window, link_counters, queue_drops, send_bytes,
-                      single_flow_check, tcp_min_rtt, wait_for)
+from .measure import (arrivals, concurrent_flows, fastest_window, link_counters, opposing_flows_check, queue_drops,
+                      send_bytes, single_flow_check, tcp_min_rtt, wait_for)
 from .namespaces import (STATE_DIR, Emulation, build_commands, congestion_control, down, existing,
                          existing_emulation, host_sysctls, load_state, shown_setting, up)
 from .planning import plan_emulation
@@ -74,5 +74,5 @@ __all__ = ["existing_emulation", "shown_setting", "BUFFER_REGIMES", "DEFAULT_PRE
            "SwitchClass", "arrivals", "base_round_trip_s", "build_commands", "check_prefix", "check_time_scale",
            "concurrent_flows", "congestion_control", "down", "existing", "fastest_window", "host_path",
            "host_queue_bytes", "host_queue_share", "host_sysctls", "link_counters", "link_queue_bytes", "load_state",
-           "plan_emulation", "qdisc_commands", "queue_drops", "queue_limit", "regime_queue_bytes", "send_bytes",
+           "opposing_flows_check", "plan_emulation", "qdisc_commands", "queue_drops", "queue_limit", "regime_queue_bytes", "send_bytes",
            "shared_duplex_commands", "single_flow_check", "tbf_sizes", "tcp_min_rtt", "time_scale_of", "up", "wait_for"]

@@ -12,7 +12,7 @@ import json
 import subprocess
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from ..errors import BackendError, InputError
 from .addressing import EmulationPlan
@@ -216,6 +216,59 @@ def single_flow_check(plan: EmulationPlan, src: str, dst: str, seconds: float = 
     rate = int(narrowest * seconds) / elapsed
     return {"src": src, "dst": dst, "capacity_Bps": narrowest, "rate_Bps": rate, "ratio": rate / narrowest,
             "time_scale": plan.time_scale, "modelled_capacity_Bps": min(net.links[lid].capacity_Bps for lid in links)}
+
+
+def opposing_flows_check(plan: EmulationPlan, link: str, seconds: float = 1.0) -> dict[str, Any] | None:
+    """TCP flows through the link ``link`` (an id of the model's links) both ways at once, as
+    many each way as fill it, for about ``seconds``: what a link loaded in both directions, as
+    every bottleneck of an all-to-all is, gives to payload, each direction also carrying the
+    acknowledgements of the other's flows. None when the hosts cannot fill the link both ways
+    with flows of distinct hosts, or its two directions share one capacity.
+
+    Returns
+    -------
+    dict
+        ``link``, ``capacity_Bps`` (its emulated rate), the flows (``src``, ``dst``,
+        ``rate_Bps``) of each way, and ``ratio``: the smaller way's payload rate over the link's
+        rate."""
+    net = plan.network
+    if link not in net.links:
+        return None  # a resource of two links that share one capacity
+    u, v = net.links[link].src, net.links[link].dst
+    back = net.link_between(v, u)
+    if back is None:
+        return None
+    capacity = plan.emulated_capacity_Bps(link)
+    used: set[str] = set()
+    ways = [_filling_flows(plan, hop, capacity, used) for hop in ((u, v), (v, u))]
+    if not all(ways):
+        return None
+    narrowest = min(plan.emulated_capacity_Bps(lid) for lid in (link, back))
+    flows = concurrent_flows(plan, ways[0] + ways[1], int(narrowest / max(map(len, ways)) * seconds))
+    forward, backward = flows[:len(ways[0])], flows[len(ways[0]):]
+    rate = [sum(f["rate_Bps"] for f in way) for way in (forward, backward)]
+    strip = [{k: f[k] for k in ("src", "dst", "rate_Bps")} for f in flows]
+    return {"link": link, "capacity_Bps": capacity, "forward": strip[:len(forward)],
+            "backward": strip[len(forward):], "ratio": min(rate) / capacity}
+
+
+def _filling_flows(plan: EmulationPlan, hop: tuple[str, str], capacity: float, used: set[str]) -> list[tuple[str, str]]:
+    """Host pairs whose paths cross ``hop``, no host used twice (``used`` grows), until their
+    narrowest links add up to ``capacity``; empty when they cannot."""
+    net = plan.network
+    chosen: list[tuple[str, str]] = []
+    total = 0.0
+    for a in net.hosts():
+        for b in net.hosts():
+            if total >= capacity * (1 - 1e-9):
+                return chosen
+            path = host_path(net, a, b) if a != b and a not in used and b not in used else None
+            if not path or hop not in set(zip(path, path[1:])):
+                continue
+            chosen.append((a, b))
+            used.update((a, b))
+            total += min(plan.emulated_capacity_Bps(net.link_between(x, y)) for x, y in zip(path, path[1:]))
+    return chosen if total >= capacity * (1 - 1e-9) else []
 
 
 # Sends argv[3] bytes to argv[1]:argv[2], then prints the connection's smallest round trip that TCP
