@@ -27,14 +27,15 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 from common import benchmark_parser, progress_bar
+from emulated_networks import NETWORKS, REGIMES
 from rich.console import Console
 from rich.table import Table
 
 from liquidsched.execute.selection import best_mode
 from liquidsched.io.files import write_document
-from win_when_run import NETWORKS, REGIMES
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "pmpi" / "build" / "alltoall_bench"
@@ -163,69 +164,80 @@ def plot(records: list[dict], path: str) -> None:
 
 def save(args, local: dict | None, records: list[dict]) -> None:
     """What was measured so far (after every cell: a failure later keeps it)."""
-    write_document({"benchmark": "pmpi_versus_mpich", "iterations": args.iterations,
-                    "small_iterations": args.small_iterations, "repeats": args.repeats, "local": local,
-                    "networks": records}, args.output)
+    write_document(document(args, local, records), args.output)
 
 
-def main() -> None:
-    parser = benchmark_parser(__doc__)
-    parser.add_argument("--repeats", type=int, default=5, help="tune's timed runs per mode and size (default 5)")
-    parser.add_argument("--iterations", type=int, default=7, help="timed calls per size from 16 KiB (default 7)")
-    parser.add_argument("--small-iterations", type=int, default=200, help="timed calls per size to 8 KiB (default 200)")
-    parser.add_argument("--small-rounds", type=int, default=3,
+def document(args, local: dict | None, records: list[dict]) -> dict:
+    return {"benchmark": "pmpi_versus_mpich", "iterations": args.iterations, "small_iterations": args.small_iterations,
+            "repeats": args.repeats, "local": local, "networks": records}
+
+
+def add_options(parser, prefix: str = "") -> None:
+    """The benchmark's options (``prefix``: before each name, for another benchmark's parser)."""
+    parser.add_argument(f"--{prefix}repeats", type=int, default=5,
+                        help="tune's timed runs per mode and size (default 5)")
+    parser.add_argument(f"--{prefix}iterations", type=int, default=7, help="timed calls per size from 16 KiB (default 7)")
+    parser.add_argument(f"--{prefix}small-iterations", type=int, default=200,
+                        help="timed calls per size to 8 KiB (default 200)")
+    parser.add_argument(f"--{prefix}small-rounds", type=int, default=3,
                         help="alternating rounds of MPICH and the library at 1 B – 8 KiB, emulated (default 3)")
-    parser.add_argument("--local-rounds", type=int, default=3,
+    parser.add_argument(f"--{prefix}local-rounds", type=int, default=3,
                         help="alternating rounds without emulation (default 3; 0: none)")
-    parser.add_argument("--local-iterations", type=int, default=50,
+    parser.add_argument(f"--{prefix}local-iterations", type=int, default=50,
                         help="timed calls per size without emulation (default 50: 8 ranks on 2 cores take ms each)")
-    parser.add_argument("--prefix", default="lspm")
-    parser.add_argument("--only", default="", help="comma-separated network keys (default all)")
-    parser.add_argument("--regimes", default=",".join(REGIMES))
-    parser.add_argument("--tables", default="", help="keep the tuned tables in this directory (and reuse those "
-                                                     "already there)")
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("the emulated networks need root")
+    parser.add_argument(f"--{prefix}tables", default="", help="keep the tuned tables in this directory (and reuse "
+                                                            "those already there)")
+
+
+def options_of(args, prefix: str = "") -> SimpleNamespace:
+    """The options :func:`add_options` added with ``prefix``, under their own names."""
+    names = ("repeats", "iterations", "small_iterations", "small_rounds", "local_rounds", "local_iterations", "tables")
+    return SimpleNamespace(**{n: getattr(args, prefix.replace("-", "_") + n) for n in names})
+
+
+def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress) -> tuple[dict | None, list[dict]]:
+    """Every cell of ``todo`` (entries of ``NETWORKS``) in each regime, and the cost without
+    emulation or table; the records are saved after every cell when ``opts`` has an ``output``."""
     if not BENCH.exists():
         raise SystemExit(f"{BENCH} is missing: make pmpi builds it")
-    keys = [k for k in args.only.split(",") if k] or [k for k, *_ in NETWORKS if k != "two-switch"]
-    regimes = [r for r in args.regimes.split(",") if r]
-    todo = [n for n in NETWORKS if n[0] in keys]
-    tables = Path(args.tables or tempfile.mkdtemp(prefix="liquidsched-tables-"))
+    tables = Path(opts.tables or tempfile.mkdtemp(prefix="liquidsched-tables-"))
     tables.mkdir(parents=True, exist_ok=True)
-    records = []
-    with progress_bar("{task.description}") as progress:
-        task = progress.add_task("cells", total=len(todo) * len(regimes) + 1)
-        progress.update(task, description="8 ranks here, no table")
-        local = local_overhead(NETWORKS[0][2], args.local_rounds, args.local_iterations) if args.local_rounds else None
-        progress.advance(task)
-        for key, label, topology, _, algorithm, divisor in todo:
-            largest = (4 << 20) // divisor
-            record = {"network": label, "key": key, "topology": topology, "cells": []}
-            for regime in regimes:
-                progress.update(task, description=f"{key}, {regime}: tune")
-                table_path = tables / f"{key.replace(':', '-')}-{regime}.json"
-                # A table kept from an earlier run is reused: tuning is the longest part.
-                table = (json.loads(table_path.read_text()) if args.tables and table_path.exists() else
-                         tune(topology, algorithm, regime, args.repeats, args.prefix, table_path, largest))
-                small = []
-                for round_ in range(args.small_rounds):
-                    progress.update(task, description=f"{key}, {regime}: small sizes, round {round_ + 1}")
-                    small.append(speedups(*(bench(topology, regime, args.prefix, SMALL, args.small_iterations,
-                                                  args.small_iterations // 10, table_path, pmpi)
-                                            for pmpi in (False, True))))
-                progress.update(task, description=f"{key}, {regime}: large sizes")
-                large = speedups(*(bench(topology, regime, args.prefix, f"16384:{largest}", args.iterations, 1,
-                                         table_path, pmpi) for pmpi in (False, True)))
-                cell = {"regime": regime, "table": str(table_path), "chosen": chosen(table),
-                        "rows": median_of_rounds(small) + large}
-                cell["goals"] = cell_goals(cell["rows"])
-                record["cells"].append(cell)
-                progress.advance(task)
-                save(args, local, records + [record])
-            records.append(record)
-    console = Console(width=200)
+    records: list[dict] = []
+    task = progress.add_task("C benchmark", total=len(todo) * len(regimes) + 1)
+    progress.update(task, description="C benchmark: 8 ranks here, no table")
+    local = local_overhead(NETWORKS[0][2], opts.local_rounds, opts.local_iterations) if opts.local_rounds else None
+    progress.advance(task)
+    for key, label, topology, _, algorithm, divisor in todo:
+        largest = (4 << 20) // divisor
+        record = {"network": label, "key": key, "topology": topology, "cells": []}
+        for regime in regimes:
+            progress.update(task, description=f"C benchmark, {key}, {regime}: tune")
+            table_path = tables / f"{key.replace(':', '-')}-{regime}.json"
+            # A table kept from an earlier run is reused: tuning is the longest part.
+            table = (json.loads(table_path.read_text()) if opts.tables and table_path.exists() else
+                     tune(topology, algorithm, regime, opts.repeats, prefix, table_path, largest))
+            small = []
+            for round_ in range(opts.small_rounds):
+                progress.update(task, description=f"C benchmark, {key}, {regime}: small sizes, round {round_ + 1}")
+                small.append(speedups(*(bench(topology, regime, prefix, SMALL, opts.small_iterations,
+                                              opts.small_iterations // 10, table_path, pmpi)
+                                        for pmpi in (False, True))))
+            progress.update(task, description=f"C benchmark, {key}, {regime}: large sizes")
+            large = speedups(*(bench(topology, regime, prefix, f"16384:{largest}", opts.iterations, 1,
+                                     table_path, pmpi) for pmpi in (False, True)))
+            cell = {"regime": regime, "table": str(table_path), "chosen": chosen(table),
+                    "rows": median_of_rounds(small) + large}
+            cell["goals"] = cell_goals(cell["rows"])
+            record["cells"].append(cell)
+            progress.advance(task)
+            if getattr(opts, "output", None):
+                save(opts, local, records + [record])
+        records.append(record)
+    return local, records
+
+
+def report(local: dict | None, records: list[dict], console: Console) -> list[bool]:
+    """Print the speed-ups per network, regime and collective, and the goals; the goals' values."""
     table = Table("network", "buffers", "collective", "worst MPICH/library (size)", "from 1 MiB", "chosen by the table",
                   title="the C benchmark under the library: MPICH's time / the library's, per size")
     for rec in records:
@@ -245,6 +257,30 @@ def main() -> None:
         console.print(f"without emulation or table, 8 ranks, 1 B – 4 KiB: library/MPICH at most {local['worst']:.3f} "
                       f"({'met' if local['at_most_1.1'] else 'NOT met'}: ≤ 1.1)")
         met.append(local["at_most_1.1"])
+    return met
+
+
+def default_keys() -> list[str]:
+    """Every network whose traffic is an all-to-all of every host."""
+    return [k for k, *_ in NETWORKS if k != "two-switch"]
+
+
+def main() -> None:
+    parser = benchmark_parser(__doc__)
+    add_options(parser)
+    parser.add_argument("--prefix", default="lspm")
+    parser.add_argument("--only", default="", help="comma-separated network keys (default all)")
+    parser.add_argument("--regimes", default=",".join(REGIMES))
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("the emulated networks need root")
+    keys = [k for k in args.only.split(",") if k] or default_keys()
+    regimes = [r for r in args.regimes.split(",") if r]
+    todo = [n for n in NETWORKS if n[0] in keys]
+    with progress_bar("{task.description}") as progress:
+        local, records = measure(args, todo, regimes, args.prefix, progress)
+    console = Console(width=200)
+    met = report(local, records, console)
     console.print(f"goals met: {sum(met)} of {len(met)}")
     save(args, local, records)
     if args.plot:

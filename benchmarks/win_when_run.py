@@ -4,14 +4,8 @@ throughput and beside the model's prediction. Needs root (network namespaces, tc
 
     python benchmarks/win_when_run.py --repeats 7 --output out/win-when-run.json --plot out/win-when-run.png
 
-Networks (100 Mbit/s host links unless said):
-
-* ``2:1``: the 4 × 2 hierarchy with 200 Mbit/s uplinks (2 host transfers at once), all-to-all;
-* ``400``: the same with 400 Mbit/s uplinks;
-* ``two-switch``: paper 000 Fig. 2, its half all-to-all;
-* ``swiss-t1``: the Swiss-T1 allocation 0,0,1,2,1,0,2,2, all-to-all;
-* ``backbone``: paper 004 §4, 10 + 10 hosts through a backbone of k = 5 cards (20 Mbit/s cards so
-  that 20 ranks on 2 cores leave the links the limit), all-to-all of an eighth of ``--size``.
+The networks are those of ``emulated_networks.py`` (the backbone's all-to-all is of an eighth of
+``--size``).
 
 For each network and regime (``deep``, ``shallow``: :mod:`liquidsched.emulate.shaping`), the
 schedule (the liquid search's; OGGP's with β = 10 ms on the backbone) runs frame by frame,
@@ -25,14 +19,23 @@ same measurements. The goals of the *Win when run* issue are checked and printed
 mode ≥ 95 % of the liquid throughput with the deep buffers, never more than 1 point below the
 better of all at once and ``MPI_Alltoallv``, and ≥ 10 points above it wherever that one is
 below 85 %.
+
+Then, unless ``--no-c-benchmark``, the C benchmark of ``pmpi_versus_mpich.py`` on the same
+networks (those with an all-to-all of every host) and regimes, options prefixed ``--c-``: MPICH's
+time over the interposition library's per size with a tuned table, and the cost without emulation
+or table; in the same JSON (``c_benchmark``) and a second plot beside ``--plot`` (time per size
+and strategy, log scale: ``NAME-c-benchmark.png``).
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+from pathlib import Path
 
+import pmpi_versus_mpich
 from common import benchmark_parser, progress_bar
+from emulated_networks import MB, NETWORKS, REGIMES
 from rich.console import Console
 from rich.table import Table
 
@@ -42,24 +45,9 @@ from liquidsched.emulate import Emulation, opposing_flows_check, single_flow_che
 from liquidsched.execute import network_schedule, predict_mode, run_exchange
 from liquidsched.execute.selection import best_mode
 from liquidsched.io.files import write_document
-from liquidsched.traffic import all_to_all, half_all_to_all
 from liquidsched.units import parse_size
 
-MB = 1_000_000
-#: (key, label, topology, traffic generator, scheduler, size divisor)
-NETWORKS = (
-    ("2:1", "hierarchy 4×2, 200 Mbit/s uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=200Mbit/s", all_to_all,
-     "liquid", 1),
-    ("400", "hierarchy 4×2, 400 Mbit/s uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=400Mbit/s", all_to_all,
-     "liquid", 1),
-    ("two-switch", "two-switch, half all-to-all", "two-switch:capacity_Bps=100Mbit/s", half_all_to_all, "liquid", 1),
-    ("swiss-t1", "Swiss-T1 0,0,1,2,1,0,2,2", "swiss-t1:capacity_Bps=100Mbit/s,allocation=0/0/1/2/1/0/2/2", all_to_all,
-     "liquid", 1),
-    ("backbone", "backbone 10+10, k=5 (004 §4)", "backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s",
-     all_to_all, "oggp", 8),
-)
 MODES = ("frames", "dependency-driven", "paced", "all-at-once", "alltoallv")
-REGIMES = ("deep", "shallow")
 
 
 def schedule_of(topology: str, traffic_of, algorithm: str, size_bytes: int):
@@ -139,10 +127,17 @@ def plot(records: list[dict], path: str) -> None:
     _save(fig, path)
 
 
-def save(records: list[dict], args) -> None:
+def save(records: list[dict], args, c_benchmark: dict | None = None) -> None:
     """Keep what was measured so far: a cell of the emulated network takes minutes."""
     write_document({"benchmark": "win_when_run", "size_bytes": args.size, "repeats": args.repeats,
-                    "time_scale": args.time_scale, "modes": list(MODES), "networks": records}, args.output)
+                    "time_scale": args.time_scale, "modes": list(MODES), "networks": records,
+                    "c_benchmark": c_benchmark}, args.output)
+
+
+def c_benchmark_plot_path(plot_path: str) -> str:
+    """Where the C benchmark's plot goes beside the modes' plot: ``out/w.png`` → ``out/w-c-benchmark.png``."""
+    path = Path(plot_path)
+    return str(path.with_name(f"{path.stem}-c-benchmark{path.suffix}"))
 
 
 def main() -> None:
@@ -154,6 +149,9 @@ def main() -> None:
     parser.add_argument("--regimes", default=",".join(REGIMES), help="deep,shallow (default both)")
     parser.add_argument("--size", type=parse_size, default=4 * MB, metavar="BYTES", help="bytes per transfer")
     parser.add_argument("--time-scale", type=float, default=1.0, help="links this many times slower (default 1)")
+    parser.add_argument("--no-c-benchmark", action="store_true",
+                        help="leave out the C benchmark under liquidsched launch (pmpi_versus_mpich.py)")
+    pmpi_versus_mpich.add_options(parser, prefix="c-")
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("the emulated networks need root")
@@ -194,9 +192,21 @@ def main() -> None:
     met = [v for r in records for c in r["cells"] for v in c["goals"].values() if isinstance(v, bool)]
     print(f"goals met: {sum(met)} of {len(met)}; median selected ratio "
           f"{statistics.median(c['goals']['selected_ratio'] for r in records for c in r['cells']):.1%}")
-    save(records, args)
+    c_benchmark = None
+    if not args.no_c_benchmark:
+        c_keys = [k for k in keys if k in pmpi_versus_mpich.default_keys()]
+        opts = pmpi_versus_mpich.options_of(args, prefix="c-")
+        with progress_bar("{task.description}") as progress:
+            local, c_records = pmpi_versus_mpich.measure(opts, [n for n in NETWORKS if n[0] in c_keys], regimes,
+                                                         args.prefix, progress)
+        c_met = pmpi_versus_mpich.report(local, c_records, Console(width=200))
+        print(f"C benchmark goals met: {sum(c_met)} of {len(c_met)}")
+        c_benchmark = pmpi_versus_mpich.document(opts, local, c_records)
+    save(records, args, c_benchmark)
     if args.plot:
         plot(records, args.plot)
+        if c_benchmark is not None:
+            pmpi_versus_mpich.plot(c_benchmark["networks"], c_benchmark_plot_path(args.plot))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,32 @@
+"""The emulated networks the *Win when run* benchmarks measure on, each with its traffic and
+scheduler, and the buffer regimes (:mod:`liquidsched.emulate.shaping`): one list for
+``win_when_run.py`` and ``pmpi_versus_mpich.py``.
+
+Networks (100 Mbit/s host links unless said):
+
+* ``2:1``: the 4 × 2 hierarchy with 200 Mbit/s uplinks (2 host transfers at once), all-to-all;
+* ``400``: the same with 400 Mbit/s uplinks;
+* ``two-switch``: paper 000 Fig. 2, its half all-to-all;
+* ``swiss-t1``: the Swiss-T1 allocation 0,0,1,2,1,0,2,2, all-to-all;
+* ``backbone``: paper 004 §4, 10 + 10 hosts through a backbone of k = 5 cards (20 Mbit/s cards so
+  that 20 ranks on 2 cores leave the links the limit), all-to-all of an eighth of the size.
+"""
+
+from __future__ import annotations
+
+from liquidsched.traffic import all_to_all, half_all_to_all
+
+MB = 1_000_000
+#: (key, label, topology, traffic generator, scheduler, size divisor)
+NETWORKS = (
+    ("2:1", "hierarchy 4×2, 200 Mbit/s uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=200Mbit/s", all_to_all,
+     "liquid", 1),
+    ("400", "hierarchy 4×2, 400 Mbit/s uplinks", "hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=400Mbit/s", all_to_all,
+     "liquid", 1),
+    ("two-switch", "two-switch, half all-to-all", "two-switch:capacity_Bps=100Mbit/s", half_all_to_all, "liquid", 1),
+    ("swiss-t1", "Swiss-T1 0,0,1,2,1,0,2,2", "swiss-t1:capacity_Bps=100Mbit/s,allocation=0/0/1/2/1/0/2/2", all_to_all,
+     "liquid", 1),
+    ("backbone", "backbone 10+10, k=5 (004 §4)", "backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s",
+     all_to_all, "oggp", 8),
+)
+REGIMES = ("deep", "shallow")
