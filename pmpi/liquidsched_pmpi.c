@@ -48,7 +48,7 @@
  *   LIQUIDSCHED_ALLTOALLV   library (default) or table: MPI_Alltoallv follows a table that
  *                           schedules it (an agreement per call)
  *   LIQUIDSCHED_TIME_LIMIT  search per plan (default 2s)
- *   LIQUIDSCHED_PACE_HEADROOM  the share of every link the paced mode leaves free (default 0.03)
+ *   LIQUIDSCHED_PACE_HEADROOM  the share of every link the paced mode leaves free (default 0.02)
  *   LIQUIDSCHED_MIN_BYTES   a rank whose messages average fewer bytes leaves the call to the
  *                           library (default 0)
  *   LIQUIDSCHED_PMPI        "off" calls the library's collectives only
@@ -121,7 +121,7 @@ static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 static enum setting setting = AUTO;
 static double time_limit_s = 2.0, min_bytes = 0.0;
 /* The share of every link the paced mode leaves free: liquidsched.execute.paced.PACE_HEADROOM. */
-static double pace_headroom = 0.03;
+static double pace_headroom = 0.02;
 /* Whether MPI_Alltoallv follows a table that schedules it, at the price of an agreement per call. */
 static int alltoallv_by_table;
 static ls_fabric *fabric;
@@ -214,7 +214,7 @@ static void read_headroom_setting(void) {
     if (end != v && *end == '\0' && share >= 0 && share <= 0.5)
         pace_headroom = share;
     else
-        refuse_variable("LIQUIDSCHED_PACE_HEADROOM", v, "expected a share of the links from 0 to 0.5", "0.03 is used");
+        refuse_variable("LIQUIDSCHED_PACE_HEADROOM", v, "expected a share of the links from 0 to 0.5", "0.02 is used");
 }
 
 /* Read after the fabric, whose network the table must have been measured on. */

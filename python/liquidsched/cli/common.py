@@ -270,7 +270,7 @@ def number_arg(parse: Any, name: str, **bounds: Any) -> Any:
 
 
 def headroom_arg(text: str) -> float:
-    """``--pace-headroom 0.03``: the share of every link the paced mode leaves free, a plain
+    """``--pace-headroom 0.02``: the share of every link the paced mode leaves free, a plain
     number from 0 to 0.5."""
     from ..units import parse_number
 

@@ -228,7 +228,10 @@ def _local_setup(topology: str | Network, hosts: Sequence[str] | None, sendcount
 
 def _selected_mode(net: Network, matrix: list[list[int]], itemsize: int, selection: str | None) -> str:
     """The mode the selection table chooses for the mean message of ``matrix`` (elements of
-    ``itemsize`` bytes between ranks, the diagonal left out); ``alltoallv`` without a table."""
+    ``itemsize`` bytes between ranks, the diagonal left out); without a table, ``alltoallv``,
+    the cost model's answer for ``MPI_Alltoallv`` as in the interposition library
+    (``crates/capi/src/model.rs``): MPICH posts every message at once, which reaches the bound in
+    the model, so no schedule is modelled to beat it."""
     from mpi4py import MPI
 
     from .selection import SelectionTable, network_fingerprint, selection_from_environment
