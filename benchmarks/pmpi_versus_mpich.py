@@ -6,7 +6,7 @@ library must cost nothing. Needs root (network namespaces, tc).
 
     python benchmarks/pmpi_versus_mpich.py --output out/pmpi.json --plot out/pmpi.png
 
-For each network of ``win_when_run.py`` whose traffic is an all-to-all of every host (not
+For each network of ``emulated_networks.py`` whose traffic is an all-to-all of every host (not
 ``two-switch``, whose traffic goes from one switch's hosts to the other's: ``MPI_Alltoall`` has no
 measurement there) and each buffer regime: ``liquidsched tune`` (all-to-all,
 1 KiB – 4 MiB by ×4, the modes the library runs: frames, paced, ``MPI_Alltoall``,
@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 
 from common import benchmark_parser, progress_bar
 from emulated_networks import NETWORKS, REGIMES
@@ -36,6 +37,7 @@ from rich.table import Table
 
 from liquidsched.execute.selection import best_mode
 from liquidsched.io.files import write_document
+from liquidsched.traffic import all_to_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "pmpi" / "build" / "alltoall_bench"
@@ -195,11 +197,17 @@ def options_of(args, prefix: str = "") -> SimpleNamespace:
     return SimpleNamespace(**{n: getattr(args, prefix.replace("-", "_") + n) for n in names})
 
 
-def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress) -> tuple[dict | None, list[dict]]:
-    """Every cell of ``todo`` (entries of ``NETWORKS``) in each regime, and the cost without
-    emulation or table; the records are saved after every cell when ``opts`` has an ``output``."""
+def check_built() -> None:
     if not BENCH.exists():
         raise SystemExit(f"{BENCH} is missing: make pmpi builds it")
+
+
+def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress,
+            on_cell: Callable[[dict | None, list[dict]], None] | None = None) -> tuple[dict | None, list[dict]]:
+    """Every cell of ``todo`` (entries of ``NETWORKS``) in each regime, and the cost without
+    emulation or table; ``on_cell(local, records)`` after every cell (a failure later keeps what
+    was measured)."""
+    check_built()
     tables = Path(opts.tables or tempfile.mkdtemp(prefix="liquidsched-tables-"))
     tables.mkdir(parents=True, exist_ok=True)
     records: list[dict] = []
@@ -230,8 +238,8 @@ def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress) 
             cell["goals"] = cell_goals(cell["rows"])
             record["cells"].append(cell)
             progress.advance(task)
-            if getattr(opts, "output", None):
-                save(opts, local, records + [record])
+            if on_cell is not None:
+                on_cell(local, records + [record])
         records.append(record)
     return local, records
 
@@ -261,8 +269,9 @@ def report(local: dict | None, records: list[dict], console: Console) -> list[bo
 
 
 def default_keys() -> list[str]:
-    """Every network whose traffic is an all-to-all of every host."""
-    return [k for k, *_ in NETWORKS if k != "two-switch"]
+    """Every network whose traffic is an all-to-all of every host (``MPI_Alltoall`` measures
+    nothing else)."""
+    return [k for k, _, _, traffic_of, *_ in NETWORKS if traffic_of is all_to_all]
 
 
 def main() -> None:
@@ -278,7 +287,8 @@ def main() -> None:
     regimes = [r for r in args.regimes.split(",") if r]
     todo = [n for n in NETWORKS if n[0] in keys]
     with progress_bar("{task.description}") as progress:
-        local, records = measure(args, todo, regimes, args.prefix, progress)
+        local, records = measure(args, todo, regimes, args.prefix, progress,
+                                 on_cell=lambda local, done: save(args, local, done))
     console = Console(width=200)
     met = report(local, records, console)
     console.print(f"goals met: {sum(met)} of {len(met)}")

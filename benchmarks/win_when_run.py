@@ -10,10 +10,10 @@ The networks are those of ``emulated_networks.py`` (the backbone's all-to-all is
 For each network and regime (``deep``, ``shallow``: :mod:`liquidsched.emulate.shaping`), the
 schedule (the liquid search's; OGGP's with β = 10 ms on the backbone) runs frame by frame,
 dependency-driven and paced, every send posted at once, and as ``MPI_Alltoallv``; one TCP
-flow's efficiency is measured first in the same network, and that of two flows at once through
-the heaviest bottleneck, one each way ("2 flows": each direction then also carries the other's
-acknowledgements, as every bottleneck of an all-to-all does; not a goal, the reference the paced
-mode's headroom is set against). The **selected** mode of a cell is what
+flow's efficiency is measured first in the same network, and that of flows through a bottleneck
+both ways at once, as many each way as fill it ("2 ways": each direction then also carries the
+other's acknowledgements, as every bottleneck of an all-to-all does; not a goal, the reference
+the paced mode's headroom is set against). The **selected** mode of a cell is what
 ``liquidsched tune``'s rule (:func:`liquidsched.execute.selection.best_mode`) picks from these
 same measurements. The goals of the *Win when run* issue are checked and printed: the selected
 mode ≥ 95 % of the liquid throughput with the deep buffers, never more than 1 point below the
@@ -82,10 +82,11 @@ def measure_cell(schedule, regime: str, repeats: int, prefix: str, time_scale: f
 
 
 def bottlenecks(schedule) -> list[str]:
-    """The bottlenecks of the transfers that cross the network, heaviest first."""
+    """The bottlenecks of the transfers that cross the network, then every other resource they
+    use, most loaded first (a bottleneck that no flows can fill both ways gives way to the next)."""
     crossing = network_schedule(schedule)
     bound = compute_bound(schedule.network, crossing.traffic)
-    return sorted(bound.bottlenecks, key=lambda r: -bound.loads_s[r])
+    return sorted(bound.loads_s, key=lambda r: -bound.loads_s[r])
 
 
 def goals(cell: dict) -> dict:
@@ -155,6 +156,8 @@ def main() -> None:
     args = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("the emulated networks need root")
+    if not args.no_c_benchmark:
+        pmpi_versus_mpich.check_built()
     keys = [k for k in args.only.split(",") if k] or [k for k, *_ in NETWORKS]
     regimes = [r for r in args.regimes.split(",") if r]
     todo = [n for n in NETWORKS if n[0] in keys]
@@ -173,7 +176,7 @@ def main() -> None:
                 progress.advance(task)
                 save(records + [record], args)
             records.append(record)
-    table = Table("network", "buffers", "flow", "2 flows", *MODES, "selected", "goals met", title=(
+    table = Table("network", "buffers", "flow", "2 ways", *MODES, "selected", "goals met", title=(
         f"% of the liquid throughput, median of {args.repeats} runs (spread), predicted in brackets"))
     for rec in records:
         for cell in rec["cells"]:
@@ -196,9 +199,10 @@ def main() -> None:
     if not args.no_c_benchmark:
         c_keys = [k for k in keys if k in pmpi_versus_mpich.default_keys()]
         opts = pmpi_versus_mpich.options_of(args, prefix="c-")
+        keep = lambda local, done: save(records, args, pmpi_versus_mpich.document(opts, local, done))  # noqa: E731
         with progress_bar("{task.description}") as progress:
             local, c_records = pmpi_versus_mpich.measure(opts, [n for n in NETWORKS if n[0] in c_keys], regimes,
-                                                         args.prefix, progress)
+                                                         args.prefix, progress, on_cell=keep)
         c_met = pmpi_versus_mpich.report(local, c_records, Console(width=200))
         print(f"C benchmark goals met: {sum(c_met)} of {len(c_met)}")
         c_benchmark = pmpi_versus_mpich.document(opts, local, c_records)

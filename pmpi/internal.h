@@ -41,8 +41,7 @@ typedef struct {
     uint64_t *send_row; /* this rank's bytes to each rank: the part of the signature it checks */
     uint64_t *recv_row;
     int mode;           /* LS_MODE_* or ENTRY_FAILED */
-    double bound_s;     /* Λ of the exchange on the fabric */
-    double paced_s;     /* the paced mode's duration: Λ × (1 + LIQUIDSCHED_PACE_HEADROOM) */
+    double paced_s;     /* the paced mode's duration: Λ × (1 + rank 0's LIQUIDSCHED_PACE_HEADROOM) */
     int frames;
     int *send_start, *recv_start; /* frames + 1 */
     piece_t *sends, *recvs;

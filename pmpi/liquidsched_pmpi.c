@@ -48,7 +48,8 @@
  *   LIQUIDSCHED_ALLTOALLV   library (default) or table: MPI_Alltoallv follows a table that
  *                           schedules it (an agreement per call)
  *   LIQUIDSCHED_TIME_LIMIT  search per plan (default 2s)
- *   LIQUIDSCHED_PACE_HEADROOM  the share of every link the paced mode leaves free (default 0.02)
+ *   LIQUIDSCHED_PACE_HEADROOM  the paced mode's headroom h: every transfer spread over the bound
+ *                           × (1 + h), at most 1 / (1 + h) of every link (default 0.02, at most 0.5)
  *   LIQUIDSCHED_MIN_BYTES   a rank whose messages average fewer bytes leaves the call to the
  *                           library (default 0)
  *   LIQUIDSCHED_PMPI        "off" calls the library's collectives only
@@ -120,8 +121,10 @@ static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t settings_once = PTHREAD_ONCE_INIT;
 static enum setting setting = AUTO;
 static double time_limit_s = 2.0, min_bytes = 0.0;
-/* The share of every link the paced mode leaves free: liquidsched.execute.paced.PACE_HEADROOM. */
+/* The paced mode's headroom h (rates at most 1 / (1 + h) of every link) and its largest value:
+ * liquidsched.execute.paced.PACE_HEADROOM and MAX_PACE_HEADROOM. */
 static double pace_headroom = 0.02;
+#define MAX_PACE_HEADROOM 0.5
 /* Whether MPI_Alltoallv follows a table that schedules it, at the price of an agreement per call. */
 static int alltoallv_by_table;
 static ls_fabric *fabric;
@@ -207,14 +210,16 @@ static void read_time_setting(void) {
 
 static void read_headroom_setting(void) {
     const char *v = getenv("LIQUIDSCHED_PACE_HEADROOM");
-    char *end;
+    char why[256], instead[64];
+    double share;
     if (!v || !*v)
         return;
-    double share = strtod(v, &end);
-    if (end != v && *end == '\0' && share >= 0 && share <= 0.5)
+    if (ls_parse_share(v, MAX_PACE_HEADROOM, &share, why, sizeof why) == 0) {
         pace_headroom = share;
-    else
-        refuse_variable("LIQUIDSCHED_PACE_HEADROOM", v, "expected a share of the links from 0 to 0.5", "0.02 is used");
+    } else {
+        snprintf(instead, sizeof instead, "%g is used", pace_headroom);
+        refuse_variable("LIQUIDSCHED_PACE_HEADROOM", v, why, instead);
+    }
 }
 
 /* Read after the fabric, whose network the table must have been measured on. */
@@ -511,7 +516,7 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
     PMPI_Gather(send_row, n, MPI_UINT64_T, matrix, n, MPI_UINT64_T, 0, comm);
     flat_plan flat = {0};
     int32_t status[2] = {0, LS_MODE_LIBRARY}; /* planned (0) or not (-1), and the mode */
-    double bound_s = 0;
+    double paced_s = 0;
     char error[512] = "";
     if (me == 0) {
         int32_t *world = malloc(n * sizeof *world);
@@ -523,10 +528,12 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
             if (verbose())
                 say_plan(&p, op, n, PMPI_Wtime() - t0);
             status[1] = decided_mode(&p, wanted, op, n, world, block);
-            bound_s = p.bound_s;
+            /* Rank 0's headroom for every rank: a rank that read another would cut its chunks
+             * otherwise than its peers. */
+            paced_s = p.bound_s * (1 + pace_headroom);
             if (verbose() && status[1] == LS_MODE_PACED)
-                fprintf(stderr, "liquidsched: %s paced over %.6g s (the bound × %g)\n", op,
-                        bound_s * (1 + pace_headroom), 1 + pace_headroom);
+                fprintf(stderr, "liquidsched: %s paced over %.6g s (the bound × %g)\n", op, paced_s,
+                        1 + pace_headroom);
             flatten(&p, &flat);
             ls_plan_free(&p);
         }
@@ -548,7 +555,7 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
         free_flat(&flat);
         return e;
     }
-    PMPI_Bcast(&bound_s, 1, MPI_DOUBLE, 0, comm);
+    PMPI_Bcast(&paced_s, 1, MPI_DOUBLE, 0, comm);
     PMPI_Bcast(&flat.frames, 1, MPI_UINT32_T, 0, comm);
     PMPI_Bcast(&flat.pieces, 1, MPI_UINT32_T, 0, comm);
     if (me != 0) {
@@ -561,8 +568,7 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
     PMPI_Bcast(flat.src, (int)flat.pieces, MPI_UINT32_T, 0, comm);
     PMPI_Bcast(flat.dst, (int)flat.pieces, MPI_UINT32_T, 0, comm);
     PMPI_Bcast(flat.bytes, (int)flat.pieces, MPI_UINT64_T, 0, comm);
-    e->bound_s = bound_s;
-    e->paced_s = bound_s * (1 + pace_headroom);
+    e->paced_s = paced_s;
     free(e->send_start);
     free(e->recv_start);
     keep_my_pieces(e, me, n, flat.frames, flat.start, flat.src, flat.dst, flat.bytes);

@@ -64,3 +64,19 @@ def test_bad_plans_are_refused_with_what_is_wrong(kwargs, message):
     args = {"sendcounts": [4, 4]} | kwargs
     with pytest.raises(InputError, match=message):
         plan_alltoallv(OneRankOfTwo(), "crossbar:n=3", args.pop("sendcounts"), **args)
+
+
+@pytest.mark.parametrize("value, expected", [(None, 0.02), ("", 0.02), ("0.05", 0.05), ("0", 0.0), ("0.7", None),
+                                             ("3%", None), ("nan", None)])
+def test_the_apis_paced_headroom_is_the_interposition_librarys_variable(monkeypatch, value, expected):
+    from liquidsched.execute.paced import headroom_from_environment
+
+    if value is None:
+        monkeypatch.delenv("LIQUIDSCHED_PACE_HEADROOM", raising=False)
+    else:
+        monkeypatch.setenv("LIQUIDSCHED_PACE_HEADROOM", value)
+    if expected is None:
+        with pytest.raises(InputError, match="LIQUIDSCHED_PACE_HEADROOM"):
+            headroom_from_environment()
+    else:
+        assert headroom_from_environment() == expected

@@ -199,21 +199,27 @@ def test_down_removes_everything_and_a_single_flow_reaches_its_rate():
     assert down(PREFIX) == 0
 
 
-def test_opposing_flows_fill_the_link_each_way_from_distinct_hosts():
-    """The 4 × 2 hierarchy's 200 Mbit/s uplink takes two 100 Mbit/s host flows each way; the
-    two-switch's cross link one; a link whose two directions share a capacity has none."""
+def test_opposing_flows_fill_the_link_each_way_no_host_sending_or_receiving_twice():
+    """The 4 × 2 hierarchy's 200 Mbit/s uplink takes two 100 Mbit/s host flows each way; a host
+    link one each way, its host sending one way and receiving the other; the two-switch's cross
+    link one."""
     net = build_topology("hierarchical:d1=4,d2=2,c1=100Mbit/s,c2=200Mbit/s")
     emu = plan_emulation(net, PREFIX)
-    used: set[str] = set()
-    forward = _filling_flows(emu, ("e1", "root"), emu.emulated_capacity_Bps("e1>root"), used)
-    backward = _filling_flows(emu, ("root", "e1"), emu.emulated_capacity_Bps("root>e1"), used)
+    senders: set[str] = set()
+    receivers: set[str] = set()
+    forward = _filling_flows(emu, ("e1", "root"), emu.emulated_capacity_Bps("e1>root"), senders, receivers)
+    backward = _filling_flows(emu, ("root", "e1"), emu.emulated_capacity_Bps("root>e1"), senders, receivers)
     assert len(forward) == len(backward) == 2
-    hosts = [h for pair in forward + backward for h in pair]
-    assert len(set(hosts)) == 8
+    assert len({s for s, _ in forward + backward}) == len({d for _, d in forward + backward}) == 4
     assert all(("e1", "root") in set(zip(p, p[1:])) for p in (host_path(net, *f) for f in forward))
     assert all(("root", "e1") in set(zip(p, p[1:])) for p in (host_path(net, *f) for f in backward))
+    senders, receivers = set(), set()
+    out = _filling_flows(emu, ("h1.1", "e1"), emu.emulated_capacity_Bps("h1.1>e1"), senders, receivers)
+    back = _filling_flows(emu, ("e1", "h1.1"), emu.emulated_capacity_Bps("e1>h1.1"), senders, receivers)
+    assert [s for s, _ in out] == ["h1.1"] and [d for _, d in back] == ["h1.1"]
     two = plan_emulation(build_topology("two-switch"), PREFIX)
-    assert len(_filling_flows(two, ("a", "b"), two.emulated_capacity_Bps("l_ab"), set())) == 1
+    assert len(_filling_flows(two, ("a", "b"), two.emulated_capacity_Bps("l_ab"), set(), set())) == 1
+    assert opposing_flows_check(two, "no-such-link") is None
 
 
 @needs_root
@@ -223,7 +229,8 @@ def test_opposing_flows_through_a_bottleneck_carry_most_of_it_each_way():
         check = best_of(lambda: opposing_flows_check(emu, "l_ab", seconds=0.5), lambda c: c["ratio"] > 0.85,
                         always=lambda c: _below(c["ratio"], 1.03, c))
         assert 0.85 < check["ratio"] < 1.03, check
-        assert [(f["src"], f["dst"]) for f in check["forward"] + check["backward"]] == [("t1", "r4"), ("t4", "r1")]
+        assert check["forward"]["flows"] == [{"src": "t1", "dst": "r4"}]
+        assert check["backward"]["flows"] == [{"src": "t4", "dst": "r1"}]
     assert existing(PREFIX) == []
 
 

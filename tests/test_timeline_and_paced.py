@@ -188,7 +188,7 @@ def test_the_paced_prediction_never_overloads_a_resource_and_ends_after_the_pace
     got = predict_mode(schedule, "paced", headroom)
     lam = crossing_lambda_s(schedule)
     duration = paced_duration_s(lam, headroom)
-    chunks = paced_chunks([(0, 1, t.size_bytes, 0, 0) for t in traffic], duration)
+    chunks = paced_chunks(exchange_plan(schedule).regions, duration)
     lists = traffic.resource_lists(net)
     spans = [(c.due_s, c.due_s + c.nbytes * duration / traffic[c.transfer].size_bytes, c.transfer) for c in chunks]
     for t0, _, _ in spans:

@@ -10,7 +10,7 @@ from .cases import GUARDED, Case, _file
 # --------------------------------------------------------------------------------------------
 # The classes of hostile inputs (continued): options and command lines
 
-# Numbers in options. kind: size, time, count, rate, window, flops.
+# Numbers in options. kind: size, time, count, rate, window, flops, share.
 BAD_NUMBERS = ["", "abc", "nan", "NaN", "inf", "-inf", "-1", "1e400", "1..2", "--", "1 2"]
 ODD_NUMBERS = ["0", "-0", "1e308", "1e-300", "99999999999999999999", "1ms", "4KiB", "1_000", "0x10", " 1", "1e3",
                "1.5"]

@@ -56,6 +56,8 @@ void ls_plan_free(ls_plan *plan);
  * "4KB" 4000, "500ms" half a second). 0 on success, -1 with a message in error. */
 int ls_parse_bytes(const char *text, uint64_t *out, char *error, size_t error_len);
 int ls_parse_seconds(const char *text, double *out, char *error, size_t error_len);
+/* A share of the links, a plain number from 0 to most ("0.02"). */
+int ls_parse_share(const char *text, double most, double *out, char *error, size_t error_len);
 
 /* How the interposition library runs an exchange. */
 enum { LS_MODE_LIBRARY = 0, LS_MODE_FRAMES = 1, LS_MODE_PACED = 2 };

@@ -21,7 +21,7 @@ use crate::input::read_file;
 use crate::model::{alltoall_can_lose, default_alltoall_mode};
 use crate::plan::{plan_ranks, RankPlan};
 use crate::selection::{Collective, Selection};
-use crate::units::{parse_bytes, parse_seconds};
+use crate::units::{parse_bytes, parse_seconds, parse_share};
 
 /// Copy `message` into the caller's buffer, cut to fit, always NUL-terminated.
 fn write_error(message: &str, error: *mut c_char, error_len: usize) {
@@ -262,6 +262,26 @@ pub unsafe extern "C" fn ls_parse_seconds(
 ) -> c_int {
     guarded(error, error_len, -1, || {
         let value = parse_seconds(&text_of(text, "duration")?)?;
+        *out.as_mut().ok_or("a null pointer was given")? = value;
+        Ok(0)
+    })
+}
+
+/// Read a share of the links, a plain number from 0 to `most` (`0.02`). 0 on success, -1 with
+/// a message.
+///
+/// # Safety
+/// As [`ls_parse_bytes`].
+#[no_mangle]
+pub unsafe extern "C" fn ls_parse_share(
+    text: *const c_char,
+    most: f64,
+    out: *mut f64,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int {
+    guarded(error, error_len, -1, || {
+        let value = parse_share(&text_of(text, "share")?, most)?;
         *out.as_mut().ok_or("a null pointer was given")? = value;
         Ok(0)
     })

@@ -105,9 +105,35 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
     Ok(seconds)
 }
 
+/// A share of a whole: a plain number without unit, from 0 to `most`.
+///
+/// ```
+/// use liquidsched_capi::units::parse_share;
+/// assert_eq!(parse_share("0.02", 0.5), Ok(0.02));
+/// assert!(parse_share("0.7", 0.5).unwrap_err().contains("from 0 to 0.5"));
+/// assert!(parse_share("2%", 0.5).is_err());
+/// ```
+pub fn parse_share(text: &str, most: f64) -> Result<f64, String> {
+    let refuse = || format!("expected a share of the links from 0 to {most}, got {text:?}");
+    match number_and_unit(text) {
+        Some((value, "")) if (0.0..=most).contains(&value) => Ok(value),
+        _ => Err(refuse()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shares_are_plain_numbers_within_their_bounds() {
+        assert_eq!(parse_share("0", 0.5), Ok(0.0));
+        assert_eq!(parse_share(" 0.5 ", 0.5), Ok(0.5));
+        assert_eq!(parse_share("2e-2", 0.5), Ok(0.02));
+        for bad in ["", "0.6", "-0.1", "0x0.1", "0,02", "3%", "nan", "1e400", "0.02s"] {
+            assert!(parse_share(bad, 0.5).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn sizes_take_the_units_of_the_python_package() {

@@ -270,11 +270,12 @@ def number_arg(parse: Any, name: str, **bounds: Any) -> Any:
 
 
 def headroom_arg(text: str) -> float:
-    """``--pace-headroom 0.02``: the share of every link the paced mode leaves free, a plain
-    number from 0 to 0.5."""
+    """``--pace-headroom 0.02``: the paced mode's headroom h, a plain number from 0 to
+    :data:`~liquidsched.execute.paced.MAX_PACE_HEADROOM`."""
+    from ..execute.paced import MAX_PACE_HEADROOM
     from ..units import parse_number
 
-    return number_arg(parse_number, "share", least=0, most=0.5, what="a share of the links")(text)
+    return number_arg(parse_number, "share", least=0, most=MAX_PACE_HEADROOM, what="a share of the links")(text)
 
 
 def add_pace_headroom(parser: Any) -> None:
@@ -282,8 +283,9 @@ def add_pace_headroom(parser: Any) -> None:
     from ..execute.paced import PACE_HEADROOM
 
     parser.add_argument("--pace-headroom", type=headroom_arg, default=PACE_HEADROOM, metavar="SHARE",
-                        help=f"paced mode: spread every transfer over Λ × (1 + SHARE), leaving SHARE of every link to "
-                             f"TCP's acknowledgements of the other direction (default {PACE_HEADROOM:g}; 0 paces at Λ)")
+                        help=f"paced mode: spread every transfer over Λ × (1 + SHARE), so that it takes at most "
+                             f"1 / (1 + SHARE) of every link and leaves the rest to TCP's acknowledgements of the other "
+                             f"direction (default {PACE_HEADROOM:g}; 0 paces at Λ)")
 
 
 def size_arg(text: str) -> int:

@@ -66,7 +66,7 @@ def predictions(schedule: Schedule, modes: list[str], mode_schedules: dict[str, 
     cross the network; None when none does."""
     predicted: dict[str, float | None] = {}
     # all-at-once, alltoallv and the library's alltoall share one prediction
-    by_model: dict[tuple[int, str, str, bool], float | None] = {}
+    by_model: dict[tuple[int, str, str], float | None] = {}
     for mode in modes:
         own = (mode_schedules or {}).get(mode, schedule)
         model, policy = prediction_of_mode(mode)
@@ -413,7 +413,8 @@ def report_result(args: argparse.Namespace, result: ExchangeResult, schedule: Sc
     modes = [m.mode for m in result.modes]
     predicted = predictions(schedule, modes, mode_schedules, args.pace_headroom)
     report = result.to_dict() | extra | {"predicted_ratio_to_bound": predicted,
-                                         "emulated": result.network == "emulated"}
+                                         "emulated": result.network == "emulated",
+                                         "pace_headroom": args.pace_headroom}
     if args.output:
         write_document(report, args.output)
     if args.json:

@@ -74,7 +74,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         time_scale = time_scale_of(namespace)
     sweep = result.to_dict()
     about = measured_on(schedule.network, sweep["hosts"], result.mpi_library, result.network,
-                        getattr(args, "buffers", None), time_scale, schedule.traffic.name)
+                        getattr(args, "buffers", None), time_scale, schedule.traffic.name, args.pace_headroom)
     table = SelectionTable.from_sweep(sweep, about)
     write_document(table.to_dict(), args.output)
     if args.plot:

@@ -107,11 +107,13 @@ def send_bytes(plan: EmulationPlan, src: str, dst: str, nbytes: int) -> float:
     return flow["end_s"] - flow["start_s"]
 
 
-def concurrent_flows(plan: EmulationPlan, pairs: list[tuple[str, str]], nbytes: int) -> list[dict]:
+def concurrent_flows(plan: EmulationPlan, pairs: list[tuple[str, str]], nbytes: int | list[int]) -> list[dict]:
     """One TCP connection per (source, destination) host pair of ``pairs``, all started
-    together, each sending ``nbytes``. Per flow: ``src``, ``dst``, ``start_s`` and ``end_s``
-    (the connection's first byte sent and the receiver's acknowledgement of its last, on the
-    machine's monotonic clock, comparable between flows) and ``rate_Bps``."""
+    together, each sending ``nbytes`` (or its own entry of a list). Per flow: ``src``, ``dst``,
+    ``nbytes``, ``start_s`` and ``end_s`` (the connection's first byte sent and the receiver's
+    acknowledgement of its last, on the machine's monotonic clock, comparable between flows) and
+    ``rate_Bps``."""
+    sizes = nbytes if isinstance(nbytes, list) else [nbytes] * len(pairs)
     sinks, sources = [], []
     try:
         for i, (src, dst) in enumerate(pairs):
@@ -123,20 +125,21 @@ def concurrent_flows(plan: EmulationPlan, pairs: list[tuple[str, str]], nbytes: 
                 raise BackendError(f"could not listen on {dst}")
         for i, (src, dst) in enumerate(pairs):
             sources.append(subprocess.Popen(["ip", "netns", "exec", plan.namespace[src], sys.executable, "-c",
-                                             _SOURCE, plan.address[dst], str(_PORT + i), str(nbytes)],
+                                             _SOURCE, plan.address[dst], str(_PORT + i), str(sizes[i])],
                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         flows = []
-        for source, sink, (src, dst) in zip(sources, sinks, pairs):
+        for source, sink, (src, dst), size in zip(sources, sinks, pairs, sizes):
             out, err = source.communicate(timeout=120)
             if source.returncode != 0:
                 what = (err.strip().splitlines() or ["(no message)"])[-1]
                 raise BackendError(f"{src} → {dst}: the sender failed: {what}")
             assert sink.stdout is not None
             got = int(sink.stdout.readline().strip() or 0)
-            if got != nbytes:
-                raise BackendError(f"{src} → {dst}: sent {nbytes} bytes, {got} arrived")
+            if got != size:
+                raise BackendError(f"{src} → {dst}: sent {size} bytes, {got} arrived")
             start, end = (float(x) for x in out.split())
-            flows.append({"src": src, "dst": dst, "start_s": start, "end_s": end, "rate_Bps": nbytes / (end - start)})
+            flows.append({"src": src, "dst": dst, "nbytes": size, "start_s": start, "end_s": end,
+                          "rate_Bps": size / (end - start)})
         return flows
     finally:
         for proc in sources + sinks:
@@ -219,18 +222,20 @@ def single_flow_check(plan: EmulationPlan, src: str, dst: str, seconds: float = 
 
 
 def opposing_flows_check(plan: EmulationPlan, link: str, seconds: float = 1.0) -> dict[str, Any] | None:
-    """TCP flows through the link ``link`` (an id of the model's links) both ways at once, as
-    many each way as fill it, for about ``seconds``: what a link loaded in both directions, as
-    every bottleneck of an all-to-all is, gives to payload, each direction also carrying the
-    acknowledgements of the other's flows. None when the hosts cannot fill the link both ways
-    with flows of distinct hosts, or its two directions share one capacity.
+    """TCP flows through the link ``link`` (an id of the model's links) and its reverse at once,
+    as many each way as fill it, for about ``seconds``: what a link loaded in both directions,
+    as every bottleneck of an all-to-all is, gives to payload, each direction also carrying the
+    acknowledgements of the other's flows. None when the link has no reverse of its own (its two
+    directions share one capacity, or there is none) or the hosts cannot fill it both ways, no
+    host sending twice or receiving twice.
 
     Returns
     -------
     dict
-        ``link``, ``capacity_Bps`` (its emulated rate), the flows (``src``, ``dst``,
-        ``rate_Bps``) of each way, and ``ratio``: the smaller way's payload rate over the link's
-        rate."""
+        ``link``, and per way (``forward``, ``backward``): its link's emulated rate
+        ``capacity_Bps``, its ``flows`` (``src``, ``dst``), its payload ``rate_Bps`` (all its
+        bytes over the time from its first flow's start to its last flow's end) and ``ratio``
+        (of the two); ``ratio``: the smaller way's."""
     net = plan.network
     if link not in net.links:
         return None  # a resource of two links that share one capacity
@@ -238,23 +243,32 @@ def opposing_flows_check(plan: EmulationPlan, link: str, seconds: float = 1.0) -
     back = net.link_between(v, u)
     if back is None:
         return None
-    capacity = plan.emulated_capacity_Bps(link)
-    used: set[str] = set()
-    ways = [_filling_flows(plan, hop, capacity, used) for hop in ((u, v), (v, u))]
-    if not all(ways):
+    senders: set[str] = set()
+    receivers: set[str] = set()
+    ways = [(lid, _filling_flows(plan, hop, plan.emulated_capacity_Bps(lid), senders, receivers))
+            for lid, hop in ((link, (u, v)), (back, (v, u)))]
+    if not all(pairs for _, pairs in ways):
         return None
-    narrowest = min(plan.emulated_capacity_Bps(lid) for lid in (link, back))
-    flows = concurrent_flows(plan, ways[0] + ways[1], int(narrowest / max(map(len, ways)) * seconds))
-    forward, backward = flows[:len(ways[0])], flows[len(ways[0]):]
-    rate = [sum(f["rate_Bps"] for f in way) for way in (forward, backward)]
-    strip = [{k: f[k] for k in ("src", "dst", "rate_Bps")} for f in flows]
-    return {"link": link, "capacity_Bps": capacity, "forward": strip[:len(forward)],
-            "backward": strip[len(forward):], "ratio": min(rate) / capacity}
+    capacity = [plan.emulated_capacity_Bps(lid) for lid, _ in ways]
+    # Each way's flows share its link's bytes for ``seconds``, so that both ways last as long.
+    sizes = [int(c * seconds / len(pairs)) for c, (_, pairs) in zip(capacity, ways) for _ in pairs]
+    flows = concurrent_flows(plan, ways[0][1] + ways[1][1], sizes)
+    k = len(ways[0][1])
+    out: dict[str, Any] = {"link": link}
+    for name, c, mine in (("forward", capacity[0], flows[:k]), ("backward", capacity[1], flows[k:])):
+        span = max(f["end_s"] for f in mine) - min(f["start_s"] for f in mine)
+        rate = sum(f["nbytes"] for f in mine) / span
+        out[name] = {"capacity_Bps": c, "flows": [{"src": f["src"], "dst": f["dst"]} for f in mine],
+                     "rate_Bps": rate, "ratio": rate / c}
+    out["ratio"] = min(out["forward"]["ratio"], out["backward"]["ratio"])
+    return out
 
 
-def _filling_flows(plan: EmulationPlan, hop: tuple[str, str], capacity: float, used: set[str]) -> list[tuple[str, str]]:
-    """Host pairs whose paths cross ``hop``, no host used twice (``used`` grows), until their
-    narrowest links add up to ``capacity``; empty when they cannot."""
+def _filling_flows(plan: EmulationPlan, hop: tuple[str, str], capacity: float, senders: set[str],
+                   receivers: set[str]) -> list[tuple[str, str]]:
+    """Host pairs whose paths cross ``hop``, no host sending twice nor receiving twice
+    (``senders`` and ``receivers`` grow), until their narrowest links add up to ``capacity``;
+    empty when they cannot."""
     net = plan.network
     chosen: list[tuple[str, str]] = []
     total = 0.0
@@ -262,11 +276,12 @@ def _filling_flows(plan: EmulationPlan, hop: tuple[str, str], capacity: float, u
         for b in net.hosts():
             if total >= capacity * (1 - 1e-9):
                 return chosen
-            path = host_path(net, a, b) if a != b and a not in used and b not in used else None
+            path = host_path(net, a, b) if a != b and a not in senders and b not in receivers else None
             if not path or hop not in set(zip(path, path[1:])):
                 continue
             chosen.append((a, b))
-            used.update((a, b))
+            senders.add(a)
+            receivers.add(b)
             total += min(plan.emulated_capacity_Bps(net.link_between(x, y)) for x, y in zip(path, path[1:]))
     return chosen if total >= capacity * (1 - 1e-9) else []
 

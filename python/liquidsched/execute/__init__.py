@@ -8,8 +8,9 @@ Slurm's ``srun``, or another mpiexec-compatible one given by path. Modes:
 * ``dependency-driven`` (formerly ``barrier-free``, still accepted): a piece starts once the
   pieces before it on each of its resources have been received, told by point-to-point
   notifications;
-* ``paced``: every transfer sent from the start in chunks at the rate that ends it at Λ
-  (:mod:`.paced`), no barrier: the continuous form of a liquid schedule, for any sizes;
+* ``paced``: every transfer sent from the start in chunks at the rate that ends it at Λ × (1 + h),
+  h a small headroom (:mod:`.paced`), no barrier: the continuous form of a liquid schedule, for
+  any sizes;
 * ``all-at-once``: every send and receive posted together;
 * ``alltoallv``, ``alltoallv-scattered-N``: ``MPI_Alltoallv`` itself, as the library orders it
   or with MPICH's scattered algorithm posting N messages at a time;

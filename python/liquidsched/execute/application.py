@@ -34,6 +34,7 @@ from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic, Transfer
+from .paced import headroom_from_environment
 from .plan import MODES, STEPPED_MODES, ExchangePlan, exchange_plan
 
 
@@ -157,7 +158,10 @@ def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int]
         One of :data:`liquidsched.execute.plan.MODES`, or ``selected``: the mode a selection
         table (``liquidsched tune``) measured fastest at the size nearest these messages' mean,
         the table named by ``selection`` or the ``LIQUIDSCHED_SELECTION`` variable; without a
-        table, ``MPI_Alltoallv`` itself (nothing measured says a schedule would win).
+        table, ``MPI_Alltoallv`` itself (the cost model's answer: :func:`_selected_mode`). The
+        paced mode's headroom is rank 0's ``LIQUIDSCHED_PACE_HEADROOM``
+        (:func:`~liquidsched.execute.paced.headroom_from_environment`), as in the interposition
+        library.
     selection
         The selection table's path, for ``mode="selected"``.
 
@@ -190,7 +194,9 @@ def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int]
     # MPI_Alltoallv itself needs no plan of its own to run on.
     if schedule is not None and mode != "alltoallv":
         exchange.window = schedule.info.parameters.get("window") if mode == "shuffle" else None
-        _place(exchange, exchange_plan(schedule), rank_hosts)
+        # Rank 0's headroom for all: ranks that cut their chunks otherwise would not match.
+        headroom = comm.bcast(_agreed(comm, headroom_from_environment) if mode == "paced" else None, root=0)
+        _place(exchange, exchange_plan(schedule), rank_hosts, headroom)
     return exchange
 
 
@@ -302,9 +308,9 @@ def _algorithm(net: Network, traffic: Traffic, algorithm: str, mode: str) -> str
     return "liquid" if len(set(transfer_slot_times_s(net, traffic))) == 1 else "weighted"
 
 
-def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[str]) -> None:
+def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[str], headroom: float | None) -> None:
     """Run ``plan`` on a sub-communicator whose rank ``k`` is the plan's rank ``k``, its
-    offsets moved into the application's buffers."""
+    offsets moved into the application's buffers; ``headroom``: the paced mode's."""
     comm = exchange.comm
     rank_of = {h: r for r, h in enumerate(rank_hosts)}
     comm_rank = [rank_of[h] for h in plan.hosts]
@@ -333,7 +339,7 @@ def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[st
     # Made once: it duplicates the communicator for its notifications (a collective call).
     empty = np.zeros(0, np.uint8)
     lambda_s = crossing_lambda_s(exchange.schedule) if exchange.mode == "paced" and exchange.schedule else None
-    paced_s = None if lambda_s is None else paced_duration_s(lambda_s)
+    paced_s = None if lambda_s is None or headroom is None else paced_duration_s(lambda_s, headroom)
     exchange.runner = RankExchange(exchange.sub, exchange.plan, 0, exchange.window, buffers=(empty, empty),
                                    progress="sleep", prepost=True, paced_s=paced_s)
     exchange.runner.prepare(exchange.mode)

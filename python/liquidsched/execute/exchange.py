@@ -70,7 +70,8 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         Record every timed run's timeline (:attr:`ModeResult.timelines`).
     time_scale
         The emulated network runs this many times slower than the modelled one: times are
-        divided by it, and the paced mode paces at Λ times it.
+        divided by it, and the paced mode spreads every transfer over Λ × ``time_scale`` ×
+        (1 + ``pace_headroom``).
     pace_headroom
         The share of every link the paced mode leaves free
         (:func:`~liquidsched.execute.paced.paced_duration_s`; default

@@ -1,5 +1,5 @@
 """Paced all at once: every transfer sent from the start, in chunks, at the rate that ends it at
-Λ — the continuous form of a liquid schedule.
+Λ · (1 + h) — the continuous form of a liquid schedule, with a little headroom.
 
 A transfer of ``s`` bytes is paced at ``s / D``, ``D = Λ · (1 + h)`` (:func:`paced_duration_s`).
 On every resource the paced rates add up to its load times its capacity over ``D``, at most
@@ -44,9 +44,14 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 
-#: The share of every link's capacity that the paced rates leave free: the acknowledgements of
-#: the opposite direction and TCP's own losses (see the module's documentation).
+#: The headroom h: the paced rates take at most 1 / (1 + h) of every link's capacity, leaving the
+#: rest to the acknowledgements of the opposite direction and TCP's own losses (see the module's
+#: documentation).
 PACE_HEADROOM = 0.02
+#: The largest headroom accepted: a third of every link left idle.
+MAX_PACE_HEADROOM = 0.5
+#: The variable that sets the headroom of the interposition library and the mpi4py API.
+PACE_HEADROOM_ENV = "LIQUIDSCHED_PACE_HEADROOM"
 #: The time between two chunks of one transfer, at its paced rate.
 CHUNK_INTERVAL_S = 0.004
 #: The smallest chunk, in bytes.
@@ -81,12 +86,14 @@ def paced_duration_s(lambda_s: float, headroom: float = PACE_HEADROOM) -> float:
     lambda_s
         Λ of the crossing transfers, in seconds (on an emulated network, times its time scale).
     headroom
-        The share of every link left free, in [0, 1).
+        h, from 0 to :data:`MAX_PACE_HEADROOM`: the paced rates take at most 1 / (1 + h) of
+        every link.
 
     Raises
     ------
     InputError
-        when Λ is not a positive finite number of seconds or ``headroom`` is outside [0, 1).
+        when Λ is not a positive finite number of seconds or ``headroom`` is outside
+        [0, :data:`MAX_PACE_HEADROOM`].
 
     Examples
     --------
@@ -95,9 +102,28 @@ def paced_duration_s(lambda_s: float, headroom: float = PACE_HEADROOM) -> float:
     """
     if not (lambda_s > 0 and math.isfinite(lambda_s)):
         raise InputError(f"paced mode: Λ must be a positive number of seconds, got {lambda_s}")
-    if not (0 <= headroom < 1):
-        raise InputError(f"paced mode: the headroom is a share of the links in [0, 1), got {headroom}")
+    if not (0 <= headroom <= MAX_PACE_HEADROOM):
+        raise InputError(f"paced mode: expected a headroom from 0 to {MAX_PACE_HEADROOM}, got {headroom}")
     return lambda_s * (1 + headroom)
+
+
+def headroom_from_environment() -> float:
+    """:data:`PACE_HEADROOM_ENV` when set (a plain number from 0 to :data:`MAX_PACE_HEADROOM`),
+    else :data:`PACE_HEADROOM`: the interposition library's rule, for the mpi4py API.
+
+    Raises
+    ------
+    InputError
+        when the variable is set to something else, naming it.
+    """
+    import os
+
+    from ..units import parse_number
+
+    text = os.environ.get(PACE_HEADROOM_ENV, "")
+    if not text:
+        return PACE_HEADROOM
+    return parse_number(text, PACE_HEADROOM_ENV, least=0, most=MAX_PACE_HEADROOM, what="a share of the links")
 
 
 def paced_chunks(regions: list[tuple[int, int, int, int, int]], duration_s: float,

@@ -15,7 +15,7 @@ import numpy as np
 from ..bounds import compute_bound
 from ..schedule import Piece, Schedule
 from ..traffic import Traffic
-from .paced import PACE_HEADROOM
+from .paced import PACE_HEADROOM, paced_chunks, paced_duration_s
 
 #: The simulator's prediction beside each execution mode: (model, policy); the paced policy is
 #: :func:`predict_paced`'s, not one of :func:`~liquidsched.simulate.simulate`'s.
@@ -62,15 +62,16 @@ def predict_paced(schedule: Schedule, headroom: float = PACE_HEADROOM):
     >>> from liquidsched import build_topology, plan, all_to_all
     >>> net = build_topology("crossbar:n=4,capacity_Bps=1MB/s")
     >>> p = predict_paced(plan(net, all_to_all(net, size_bytes=100_000), "liquid"), headroom=0.0)
-    >>> round(p.makespan_s, 3), p.policy  # Λ = 0.3 s; 7 chunks of 43 ms, the last one's phase 15/16
-    (0.338, 'paced')
+    >>> round(p.makespan_s, 4), p.policy  # Λ = 0.3 s; 7 chunks of 43 ms, the latest phase 14/16
+    (0.3375, 'paced')
     """
     from ..simulate import prediction_from_times
-    from .paced import paced_chunks, paced_duration_s
+    from .plan import exchange_plan
 
     net, traffic = schedule.network, schedule.traffic
     duration = paced_duration_s(float(compute_bound(net, traffic).duration_s), headroom)
-    regions = [(0, 1, t.size_bytes, 0, 0) for t in traffic]  # ranks do not matter, only that they differ
+    # The run's own regions: its ranks (the chunks of a pair are capped together) and order (the phases).
+    regions = exchange_plan(schedule).regions
     start = [math.inf] * len(traffic)
     finish = [0.0] * len(traffic)
     for c in paced_chunks(regions, duration):
@@ -81,7 +82,7 @@ def predict_paced(schedule: Schedule, headroom: float = PACE_HEADROOM):
         finish[i] += sum(net.links[link].latency_s for link in net.route(t.src, t.dst))
     empty = np.zeros((len(net.resources), 0))
     return prediction_from_times(schedule, "fluid", "paced", max(finish, default=0.0), start, finish, empty, 0,
-                                 "rust", 0.0)
+                                 "python", 0.0)
 
 
 def network_schedule(schedule: Schedule) -> Schedule | None:

@@ -22,7 +22,8 @@ Table format (JSON), ``format`` :data:`FORMAT`::
 
     {"format": "liquidsched-selection/1",
      "measured_on": {"topology": ..., "fingerprint": ..., "ranks": 8, "hosts": [...],
-                     "mpi_library": ..., "network": "emulated", "buffers": "deep", "time_scale": 1},
+                     "mpi_library": ..., "network": "emulated", "buffers": "deep", "time_scale": 1,
+                     "pace_headroom": 0.02},
      "margin": 0.01,
      "sizes": [{"size_bytes": 1024, "best": "alltoallv",
                 "modes": {"alltoallv": {"median_s": ..., "min_s": ..., "max_s": ..., "times_s": [...]}, ...}},
@@ -50,11 +51,12 @@ SELECTION_VARIABLE = "LIQUIDSCHED_SELECTION"
 
 
 def measured_on(net: Network, hosts: Sequence[str], mpi_library: str, network: str,
-                buffers: str | None = None, time_scale: float = 1.0, traffic: str = "") -> dict[str, Any]:
-    """The ``measured_on`` block of a table."""
+                buffers: str | None = None, time_scale: float = 1.0, traffic: str = "",
+                pace_headroom: float | None = None) -> dict[str, Any]:
+    """The ``measured_on`` block of a table (``pace_headroom``: the paced mode's, to run it with)."""
     return {"topology": net.name, "fingerprint": network_fingerprint(net), "ranks": len(hosts),
             "hosts": list(hosts), "mpi_library": mpi_library, "network": network, "buffers": buffers,
-            "time_scale": time_scale, "traffic": traffic}
+            "time_scale": time_scale, "traffic": traffic, "pace_headroom": pace_headroom}
 
 
 def best_mode(medians: Mapping[str, float], margin: float = MARGIN) -> str:
