@@ -270,12 +270,11 @@ def number_arg(parse: Any, name: str, **bounds: Any) -> Any:
 
 
 def headroom_arg(text: str) -> float:
-    """``--pace-headroom 0.02``: the paced mode's headroom h, a plain number from 0 to
-    :data:`~liquidsched.execute.paced.MAX_PACE_HEADROOM`."""
-    from ..execute.paced import MAX_PACE_HEADROOM
-    from ..units import parse_number
+    """``--pace-headroom 0.02``: the paced mode's headroom h
+    (:func:`~liquidsched.execute.paced.parse_headroom`)."""
+    from ..execute.paced import parse_headroom
 
-    return number_arg(parse_number, "share", least=0, most=MAX_PACE_HEADROOM, what="a share of the links")(text)
+    return number_arg(parse_headroom, "share")(text)
 
 
 def add_pace_headroom(parser: Any) -> None:

@@ -116,12 +116,12 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
                          "to every other); this traffic is not one: use alltoallv")
     network = network_kind(namespaces, on_modelled_network, mpiexec_args, launcher)
     check_memory_on(network, plan)
-    paced_s: dict[str, float] = {}
+    paced_s = None
     if "paced" in schedules:
         paced_lambda = crossing_lambda_s(schedules["paced"])
         if paced_lambda is None:
             raise InputError("the paced mode needs transfers that cross the network")
-        paced_s["paced"] = paced_duration_s(paced_lambda * time_scale, pace_headroom)
+        paced_s = paced_duration_s(paced_lambda * time_scale, pace_headroom)
     deadline = time.monotonic() + timeout_s
     measured: dict[str, Any] = {}
     raw: dict[str, Any] | None = None
@@ -131,7 +131,7 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         ranks = None if namespaces is None else [namespaces[h] for h in plan.hosts]
         for k, (env, group) in enumerate(_launches(modes)):
             runs = [{"mode": m, "schedule": files[m], "window": _window_of(m, schedules[m]), "progress": progress,
-                     "prepost": prepost, "paced_s": paced_s.get(m)} for m in group]
+                     "prepost": prepost, "paced_s": paced_s if m == "paced" else None} for m in group]
             job_path, out_path = Path(tmp) / f"job{k}.json", Path(tmp) / f"out{k}.json"
             job_path.write_text(json.dumps({"runs": runs, "repeats": repeats, "warmup": warmup, "verify": verify,
                                             "seed": seed, "output": str(out_path), "timeline": timeline,

@@ -102,9 +102,19 @@ def paced_duration_s(lambda_s: float, headroom: float = PACE_HEADROOM) -> float:
     """
     if not (lambda_s > 0 and math.isfinite(lambda_s)):
         raise InputError(f"paced mode: Λ must be a positive number of seconds, got {lambda_s}")
-    if not (0 <= headroom <= MAX_PACE_HEADROOM):
-        raise InputError(f"paced mode: expected a headroom from 0 to {MAX_PACE_HEADROOM}, got {headroom}")
-    return lambda_s * (1 + headroom)
+    return lambda_s * (1 + parse_headroom(headroom, "paced mode headroom"))
+
+
+def parse_headroom(value: object, where: str = "") -> float:
+    """A headroom h: a plain number from 0 to :data:`MAX_PACE_HEADROOM` (the one rule of the
+    option, the variable and the API).
+
+    >>> parse_headroom("0.05")
+    0.05
+    """
+    from ..units import parse_number
+
+    return parse_number(value, where, least=0, most=MAX_PACE_HEADROOM, what="a share of the links")
 
 
 def headroom_from_environment() -> float:
@@ -118,12 +128,8 @@ def headroom_from_environment() -> float:
     """
     import os
 
-    from ..units import parse_number
-
     text = os.environ.get(PACE_HEADROOM_ENV, "")
-    if not text:
-        return PACE_HEADROOM
-    return parse_number(text, PACE_HEADROOM_ENV, least=0, most=MAX_PACE_HEADROOM, what="a share of the links")
+    return parse_headroom(text, PACE_HEADROOM_ENV) if text else PACE_HEADROOM
 
 
 def paced_chunks(regions: list[tuple[int, int, int, int, int]], duration_s: float,

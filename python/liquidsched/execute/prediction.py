@@ -69,7 +69,8 @@ def predict_paced(schedule: Schedule, headroom: float = PACE_HEADROOM):
     from .plan import exchange_plan
 
     net, traffic = schedule.network, schedule.traffic
-    duration = paced_duration_s(float(compute_bound(net, traffic).duration_s), headroom)
+    bound = compute_bound(net, traffic)
+    duration = paced_duration_s(float(bound.duration_s), headroom)
     # The run's own regions: its ranks (the chunks of a pair are capped together) and order (the phases).
     regions = exchange_plan(schedule).regions
     start = [math.inf] * len(traffic)
@@ -82,7 +83,7 @@ def predict_paced(schedule: Schedule, headroom: float = PACE_HEADROOM):
         finish[i] += sum(net.links[link].latency_s for link in net.route(t.src, t.dst))
     empty = np.zeros((len(net.resources), 0))
     return prediction_from_times(schedule, "fluid", "paced", max(finish, default=0.0), start, finish, empty, 0,
-                                 "python", 0.0)
+                                 "python", 0.0, bound)
 
 
 def network_schedule(schedule: Schedule) -> Schedule | None:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import _core
-from ..bounds import compute_bound
+from ..bounds import Bound, compute_bound
 from ..errors import InputError
 from ..schedule import Schedule
 from ..units import parse_duration
@@ -202,11 +202,12 @@ def whole_transfers(schedule: Schedule) -> Schedule:
 
 def prediction_from_times(schedule: Schedule, model: str, policy: str | None, makespan: float,
                           start: list[float], finish: list[float], utilisation: np.ndarray, rate_updates: int,
-                          backend: str, wall_s: float) -> Prediction:
-    """A Prediction from the makespan and the flows' times, with throughput and ratio to the bound."""
+                          backend: str, wall_s: float, bound: Bound | None = None) -> Prediction:
+    """A Prediction from the makespan and the flows' times, with throughput and ratio to the bound
+    (``bound``: the traffic's, when the caller has it already)."""
     net, traffic = schedule.network, schedule.traffic
     throughput = traffic.total_bytes / makespan if makespan > 0 else float("inf")
-    bound = compute_bound(net, traffic).liquid_throughput_Bps
+    bound = (bound or compute_bound(net, traffic)).liquid_throughput_Bps
     ratio = float(Fraction(throughput) / bound) if makespan > 0 else 1.0
     return Prediction(model, policy, makespan, throughput, ratio, list(start), list(finish), utilisation,
                       list(net.resources), rate_updates, backend, wall_s)
