@@ -9,7 +9,7 @@
  * - with a selection table (LIQUIDSCHED_SELECTION, written by `liquidsched tune`) measured with
  *   this communicator's number of ranks: the mode measured fastest at the nearest measured size
  *   (mean bytes per message), the library's own collective unless a schedule won by more than
- *   the table's margin;
+ *   the table's margin, and below the smallest measured size always;
  * - without one: the cost model (crates/capi/src/model.rs): MPI_Alltoall is planned only where
  *   MPICH's algorithm is modelled slower than liquid frames (its pairwise exchange, messages over
  *   32 KiB), MPI_Alltoallv never (MPICH posts it all at once, which the model cannot beat).
@@ -619,15 +619,21 @@ static uint64_t row_total(const uint64_t *row, int n, int me) {
     return total;
 }
 
-/* The mode a table gives for mean bytes per message, said once per measured size when verbose. */
+/* The mode a table gives for mean bytes per message, said when verbose each time the measured
+ * size or the mode changes (below the smallest measured size, the same size gives the library). */
 static int table_mode(int collective, const char *op, double mean_bytes, int me) {
-    uint64_t measured = 0;
+    uint64_t measured = 0, smallest = 0;
     int mode = ls_selection_choose(selection, collective, mean_bytes, &measured);
-    static uint64_t last_said[2] = {UINT64_MAX, UINT64_MAX};
-    if (verbose() && me == 0 && last_said[collective] != measured) {
-        last_said[collective] = measured;
-        fprintf(stderr, "liquidsched: %s of %.0f B per message: %s (selection table, measured at %llu B)\n", op,
-                mean_bytes, mode_name[mode], (unsigned long long)measured);
+    static uint64_t last_size[2] = {UINT64_MAX, UINT64_MAX};
+    static int last_mode[2] = {-1, -1};
+    if (verbose() && me == 0 && (last_size[collective] != measured || last_mode[collective] != mode)) {
+        last_size[collective] = measured;
+        last_mode[collective] = mode;
+        ls_selection_choose(selection, collective, 0.0, &smallest); /* no size is below it */
+        int below = measured == smallest && mean_bytes < (double)smallest;
+        fprintf(stderr, "liquidsched: %s of %.0f B per message: %s (selection table, %s %llu B)\n", op, mean_bytes,
+                mode_name[mode], below ? "below its smallest measured size," : "measured at",
+                (unsigned long long)measured);
     }
     return mode;
 }

@@ -112,12 +112,27 @@ def test_a_table_decides_per_size_by_the_nearest_measured_one(built, tmp_path):
     done, rows = run_app(built, 8, fabric, ["--sizes", "100,200000", "--repeats", "2"],
                          env=auto({"LIQUIDSCHED_SELECTION": str(table)}))
     assert_exact(done, rows, 4)
-    assert "MPI_Alltoall of 100 B per message: the library's own (selection table, measured at 1024 B)" in done.stderr
+    assert ("MPI_Alltoall of 100 B per message: the library's own (selection table, below its smallest measured "
+            "size, 1024 B)") in done.stderr
     assert "MPI_Alltoall of 200000 B per message: paced (selection table, measured at 1048576 B)" in done.stderr
     # MPI_Alltoallv's own (2.0) beats every schedule (2.2): the table never schedules it
     assert "MPI_Alltoallv of" not in done.stderr, done.stderr
     planned, reused, fallback, library = made(done.stderr)
     assert (planned, reused, fallback, library) == (1, 2, 0, 3 + 6)
+
+
+def test_below_the_smallest_measured_size_the_library_runs_even_where_the_table_schedules(built, tmp_path):
+    net, fabric = fabric_of(tmp_path, HIERARCHY)
+    table = write_table(tmp_path / "t.json", net, [
+        (1024, {"alltoall": 1e-3, "alltoallv": 1e-3, "frames": 9e-3, "paced": 1e-4})])
+    done, rows = run_app(built, 8, fabric, ["--sizes", "100,1024", "--repeats", "1", "--op", "alltoall"],
+                         env=auto({"LIQUIDSCHED_SELECTION": str(table)}))
+    assert_exact(done, rows, 2)
+    assert ("MPI_Alltoall of 100 B per message: the library's own (selection table, below its smallest measured "
+            "size, 1024 B)") in done.stderr, done.stderr
+    assert "MPI_Alltoall of 1024 B per message: paced (selection table, measured at 1024 B)" in done.stderr
+    planned, _, fallback, library = made(done.stderr)
+    assert planned == 1 and fallback == 0 and library >= 1
 
 
 def test_a_table_that_schedules_alltoallv_chooses_by_the_mean_of_every_rank(built, tmp_path):
@@ -133,8 +148,8 @@ def test_a_table_that_schedules_alltoallv_chooses_by_the_mean_of_every_rank(buil
     done, rows = run_app(built, 8, fabric, args,
                          env=auto({"LIQUIDSCHED_SELECTION": str(table), "LIQUIDSCHED_ALLTOALLV": "table"}))
     assert_exact(done, rows, 2)
-    assert re.search(r"MPI_Alltoallv of \d+ B per message: the library's own \(selection table, measured at 100 B\)",
-                     done.stderr), done.stderr
+    assert re.search(r"MPI_Alltoallv of \d+ B per message: the library's own \(selection table, below its smallest "
+                     r"measured size, 100 B\)", done.stderr), done.stderr
     assert re.search(r"MPI_Alltoallv of \d+ B per message: frames \(selection table, measured at 100000 B\)",
                      done.stderr), done.stderr
     assert made(done.stderr) == (1, 1, 0, 2)

@@ -50,6 +50,22 @@ def test_halfway_between_two_sizes_the_library_is_kept_if_either_chose_it():
     assert SelectionTable({}, rows).choose(2047).mode == "paced"
 
 
+def test_below_the_smallest_measured_size_the_library_runs_even_where_a_schedule_won_there():
+    # Paced beat the library at 1 KiB; nothing was measured below, where a schedule's fixed
+    # costs weigh most: the library's fastest own mode measured at 1 KiB runs.
+    rows = [{"size_bytes": 1024, "best": "paced", "modes": {
+        "paced": {"median_s": 1e-3}, "alltoallv": {"median_s": 3e-3}, "alltoall-brucks": {"median_s": 2e-3}}},
+            {"size_bytes": 4096, "best": "paced", "modes": {"paced": {"median_s": 2e-3}}}]
+    t = SelectionTable({}, rows)
+    assert t.choose(1024).mode == "paced"
+    for below in (0, 1, 1023):
+        choice = t.choose(below)
+        assert (choice.mode, choice.measured_size_bytes) == ("alltoall-brucks", 1024)
+        assert "below the smallest measured size" in choice.reason
+    # No library mode measured there: nothing better is known than the row itself.
+    assert SelectionTable({}, rows[1:]).choose(1).mode == "paced"
+
+
 def test_a_table_measured_elsewhere_is_refused_with_what_differs():
     t = table()
     fingerprint = network_fingerprint(build_topology("crossbar:n=3"))

@@ -5,7 +5,8 @@
 //! `liquidsched-selection/1`). The library runs three ways: the MPI library's own collective,
 //! liquid frames and paced all at once; at each measured size it takes the fastest of those that
 //! were measured, keeping the library's own unless a schedule beats it by more than the table's
-//! margin (the rule of `best_mode` in the Python package). The library's own is the measurement
+//! margin (the rule of `best_mode` in the Python package); below the smallest measured size it
+//! keeps the library's own. The library's own is the measurement
 //! of `alltoall` (MPICH's choice for `MPI_Alltoall`) for `MPI_Alltoall` calls, of `alltoallv` for
 //! `MPI_Alltoallv` calls: modes that force one of MPICH's algorithms are not what an
 //! application's call runs, so they are not candidates here.
@@ -177,8 +178,15 @@ impl Selection {
     ///
     /// A size halfway between two measured ones (2 KiB between 1 KiB and 4 KiB) is a tie: the
     /// row that keeps the library's own wins it, else the smaller, since neither measurement
-    /// says more than the other about a size measured by none.
+    /// says more than the other about a size measured by none. Below the smallest measured size
+    /// the library's own runs: a schedule's fixed costs (an agreement per call, a message per
+    /// pair) weigh more the smaller the messages, so a schedule measured faster at 1 KiB can be
+    /// twice as slow at 1 B (measured on the backbone of paper 004 with 20 ranks).
     pub fn choose(&self, collective: Collective, mean_bytes: f64) -> (Mode, u64) {
+        let smallest = self.rows[0].size_bytes;
+        if mean_bytes < smallest as f64 {
+            return (Mode::Library, smallest);
+        }
         let target = mean_bytes.max(1.0).ln();
         let distance = |r: &Row| ((r.size_bytes.max(1) as f64).ln() - target).abs();
         let nearest = self.rows.iter().map(distance).fold(f64::INFINITY, f64::min);
@@ -279,6 +287,20 @@ mod tests {
     }
 
     #[test]
+    fn below_the_smallest_measured_size_the_library_runs_even_where_a_schedule_won() {
+        let rows = [
+            row(1024, &[("alltoall", 2.0), ("alltoallv", 2.0), ("paced", 1.0)]),
+            row(4096, &[("alltoall", 2.0), ("paced", 1.0)]),
+        ];
+        let s = Selection::parse(&table(&rows.join(",")), "t").unwrap();
+        assert_eq!(s.choose(Collective::Alltoall, 1024.0), (Mode::Paced, 1024));
+        for below in [1.0, 512.0, 1023.0] {
+            assert_eq!(s.choose(Collective::Alltoall, below), (Mode::Library, 1024));
+            assert_eq!(s.choose(Collective::Alltoallv, below), (Mode::Library, 1024));
+        }
+    }
+
+    #[test]
     fn a_size_halfway_between_two_measured_ones_keeps_the_library() {
         let rows = [
             row(1024, &[("alltoall", 1.0), ("paced", 2.0)]),
@@ -312,7 +334,7 @@ mod tests {
         let alltoall_mode = |r: &str| {
             Selection::parse(&table(r), "t")
                 .unwrap()
-                .choose(Collective::Alltoall, 1.0)
+                .choose(Collective::Alltoall, 4096.0)
                 .0
         };
         let r = row(4096, &[("alltoall", 1.0), ("frames", 0.98)]);

@@ -4,7 +4,7 @@ What wins when run is measured, not assumed: ``liquidsched tune`` runs every can
 MPI library's own algorithms and liquidsched's modes — at each size on a network and writes a
 **selection table**; ``run --selection TABLE``, the mpi4py API and the interposition library
 read it and pick, for a communicator of the table's size, the mode measured fastest at the
-nearest measured size.
+nearest measured size (below the smallest, the library's own).
 
 The rule (:func:`best_mode`): the lowest median time wins, except that the library's own
 collective is kept unless a liquidsched mode beats the best library mode by more than
@@ -166,7 +166,10 @@ class SelectionTable:
         """The mode for messages of ``size_bytes`` (mean bytes per message): the best of the
         measured size nearest on a logarithmic scale. Halfway between two measured sizes, the
         MPI library's own collective is kept if either size chose it, as the interposition
-        library does (``crates/capi/src/selection.rs``); else the smaller size decides.
+        library does (``crates/capi/src/selection.rs``); else the smaller size decides. Below
+        the smallest measured size, the library's own: the fastest of its modes measured there
+        (a schedule's fixed costs weigh more the smaller the messages, so its win at the
+        smallest size says nothing below it).
 
         Examples
         --------
@@ -176,7 +179,16 @@ class SelectionTable:
         ('alltoallv', 'paced')
         >>> SelectionTable({}, [dict(rows[0], best="frames"), rows[1]]).choose(2048).mode
         'frames'
+        >>> paced_first = SelectionTable({}, [{"size_bytes": 1024, "best": "paced",
+        ...                                    "modes": {"paced": {"median_s": 1.0}, "alltoallv": {"median_s": 2.0}}}])
+        >>> paced_first.choose(1024).mode, paced_first.choose(100).mode
+        ('paced', 'alltoallv')
         """
+        smallest = min(self.sizes, key=lambda r: r["size_bytes"])
+        if size_bytes < smallest["size_bytes"]:
+            own = library_choice_below(smallest)
+            if own is not None:
+                return own
         target = math.log(max(float(size_bytes), 1.0))
 
         def distance(r: dict) -> float:
@@ -189,6 +201,21 @@ class SelectionTable:
         reason = (f"measured fastest at {row['size_bytes']} bytes" if exact else
                   f"measured fastest at {row['size_bytes']} bytes, the nearest measured size")
         return Choice(row["best"], row["size_bytes"], reason)
+
+
+def library_choice_below(smallest: dict[str, Any]) -> Choice | None:
+    """The choice below the table's smallest measured size: its best mode if that is one of
+    the MPI library's, else the fastest library mode measured there; None when it measured none
+    (then nothing better is known than the row itself)."""
+    if library_mode_env(smallest["best"]) is not None:
+        mode = smallest["best"]
+    else:
+        medians = {m: v["median_s"] for m, v in smallest.get("modes", {}).items() if library_mode_env(m) is not None}
+        if not medians:
+            return None
+        mode = min(medians, key=lambda m: (medians[m], m))
+    return Choice(mode, smallest["size_bytes"], f"below the smallest measured size ({smallest['size_bytes']} bytes): "
+                                                 "the MPI library's own collective, its fastest mode measured there")
 
 
 def selection_from_environment(environ: Mapping[str, str] | None = None) -> SelectionTable | None:
