@@ -64,6 +64,20 @@ def test_backbone_redistribution():
     assert len(make_traffic(net, "all-to-all")) == 6
 
 
+def test_backbone_both_ways_carries_an_all_to_all_of_every_host_across_each_direction():
+    from liquidsched.bounds import compute_bound
+
+    net = build_topology("backbone:n1=3,n2=2,card_Bps=1MB/s,backbone_Bps=2MB/s,both_ways=true")
+    traffic = make_traffic(net, "all-to-all", size_bytes=1_000_000)
+    assert len(traffic) == 5 * 4
+    bound = compute_bound(net, traffic)
+    # 3 × 2 transfers each way across the backbone at 2 MB/s; 4 out of every card at 1 MB/s.
+    assert bound.counts["A>B"] == bound.counts["B>A"] == 6
+    assert float(bound.duration_s) == 4.0 and set(bound.bottlenecks) == {f"{h}>{s}" for h, s in (
+        ("a1", "A"), ("a2", "A"), ("a3", "A"), ("b1", "B"), ("b2", "B"))} | {f"{s}>{h}" for h, s in (
+        ("a1", "A"), ("a2", "A"), ("a3", "A"), ("b1", "B"), ("b2", "B"))}
+
+
 def test_skewed_traffic_follows_zipf_shares_of_each_senders_bytes():
     from liquidsched.traffic import skewed
 
