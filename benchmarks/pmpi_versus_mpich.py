@@ -6,22 +6,30 @@ library must cost nothing. Needs root (network namespaces, tc).
 
     python benchmarks/pmpi_versus_mpich.py --output out/pmpi.json --plot out/pmpi.png
 
-For each network of ``emulated_networks.py`` whose traffic is an all-to-all of every host (not
+For each network of ``emulated_networks.py`` whose traffic is an all-to-all (not
 ``two-switch``, whose traffic goes from one switch's hosts to the other's: ``MPI_Alltoall`` has no
-measurement there) and each buffer regime: ``liquidsched tune`` (all-to-all,
+measurement there; the backbone with every host sending and receiving, ``ALL_RANKS_TOPOLOGY``)
+and each buffer regime: ``liquidsched tune`` (all-to-all,
 1 KiB – 4 MiB by ×4, the modes the library runs: frames, paced, ``MPI_Alltoall``,
 ``MPI_Alltoallv``) writes the table; the benchmark runs 1 B – 8 KiB with ``--small-iterations``
-calls per size, ``--small-rounds`` times alternating MPICH alone and the library (the median per
-size is kept), and 16 KiB – 4 MiB with ``--iterations``, once each; always after warm-up calls.
-The speed-up per size is MPICH's average time over the library's. The goals of the *Win when run* issue are checked and printed: ≥ 0.98 at every size
-for both collectives, ≥ 1.2 on ``MPI_Alltoall`` from 1 MiB, and, without emulation or table, a
-cost ≤ 1.1 × MPICH's at 1 B – 4 KiB (median of ``--local-rounds`` alternating runs).
+calls per size in ``--small-rounds`` rounds, and 16 KiB – 4 MiB with ``--iterations`` in
+``--large-rounds``, always after warm-up calls. A round is a launch with MPICH alone and one
+with the library, the first of the two swapped every round; per size the median over rounds of
+MPICH's average time over the library's is kept. The library says what it ran at each size
+(``LIQUIDSCHED_VERBOSE``): where it ran MPICH's own collective (``MPI_Alltoallv`` by default,
+``MPI_Alltoall`` where the table says so), both sides ran the same code, and the spread of those
+ratios is the measurement's own noise, printed beside the goals.
+
+The goals of the *Win when run* issue are checked and printed: ≥ 0.98 at every size for both
+collectives, ≥ 1.2 on ``MPI_Alltoall`` from 1 MiB, and, without emulation or table, a cost
+≤ 1.1 × MPICH's at 1 B – 4 KiB (median of ``--local-rounds`` alternating runs).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -31,11 +39,10 @@ from types import SimpleNamespace
 from typing import Callable
 
 from common import benchmark_parser, progress_bar
-from emulated_networks import NETWORKS, REGIMES
+from emulated_networks import ALL_RANKS_TOPOLOGY, NETWORKS, REGIMES
 from rich.console import Console
 from rich.table import Table
 
-from liquidsched.execute.selection import best_mode
 from liquidsched.io.files import write_document
 from liquidsched.traffic import all_to_all
 
@@ -44,79 +51,124 @@ BENCH = ROOT / "pmpi" / "build" / "alltoall_bench"
 SMALL = "1:8192"
 
 
-def liquidsched(*args: str, timeout: float = 3600) -> subprocess.CompletedProcess:
+def liquidsched(*args: str, timeout: float = 3600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     done = subprocess.run([sys.executable, "-m", "liquidsched.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=None if env is None else os.environ | env)
     if done.returncode != 0:
         raise SystemExit(f"liquidsched {' '.join(args)} failed:\n{done.stderr[-3000:]}")
     return done
 
 
-def tune(topology: str, algorithm: str, regime: str, repeats: int, prefix: str, table: Path, largest: int) -> dict:
+def tune(topology: str, algorithm: str, regime: str, repeats: int, prefix: str, table: Path, largest: int) -> None:
+    """``liquidsched tune`` on the emulated network: the selection table at ``table``."""
     liquidsched("tune", "--topology", topology, "--traffic", "all-to-all", "--algorithm", algorithm,
                 "--sizes", f"1KiB:{largest}:x4", "--modes", "frames,paced,alltoall,alltoallv", "--repeats", str(repeats),
                 "--emulate", "--prefix", prefix, "--buffers", regime, "--output", str(table))
-    return json.loads(table.read_text())
 
 
 def bench(topology: str, regime: str | None, prefix: str, sizes: str, iterations: int, warmup: int,
           table: Path | None = None, pmpi: bool = False) -> list[dict]:
     """The benchmark's rows for ``sizes``: under ``liquidsched launch``, emulated in ``regime``
-    (None: on this machine), with the library (and ``table``) when ``pmpi``."""
+    (None: on this machine), with the library (and ``table``) when ``pmpi``. Under the library,
+    each row says what ran (``ran``: ``library`` for MPICH's own collective, or a schedule's
+    mode), as the library itself says it (``LIQUIDSCHED_VERBOSE``)."""
     args = ["launch", "--topology", topology]
     if regime is not None:
         args += ["--emulate", "--prefix", prefix, "--buffers", regime]
     if pmpi:
         args += ["--pmpi"] + (["--selection", str(table)] if table is not None else [])
     args += ["--", str(BENCH), "-m", sizes, "-i", str(iterations), "-x", str(warmup), "-f", "json"]
-    doc = json.loads(liquidsched(*args).stdout)
+    done = liquidsched(*args, env={"LIQUIDSCHED_VERBOSE": "1"} if pmpi else None)
+    doc = json.loads(done.stdout)
     if not doc["verified"]:
         raise SystemExit(f"the benchmark received wrong bytes: {' '.join(args)}")
-    return doc["results"]
+    if not pmpi:
+        return doc["results"]
+    said = modes_said(done.stderr)
+    return [{**r, "ran": mode_at(said.get(r["collective"], []), r["size_bytes"])} for r in doc["results"]]
+
+
+#: The library's line when a call follows the table at a new measured size (liquidsched_pmpi.c's
+#: ``table_mode``).
+CHOICE_LINE = re.compile(r"liquidsched: MPI_(Alltoallv?) of (\d+) B per message: (.+?) \(selection table")
+#: The library's name of its collective's own way in that line.
+LIBRARY_SAID = "the library's own"
+
+
+def modes_said(stderr: str) -> dict[str, list[tuple[int, str]]]:
+    """Per collective, the sizes at which the library said it changed mode and the mode, in
+    call order.
+
+    >>> line = "liquidsched: MPI_Alltoall of {} B per message: {} (selection table, measured at {} B)"
+    >>> modes_said(line.format(1024, "the library's own", 1024) + "\\n" + line.format(4096, "paced", 4096))
+    {'alltoall': [(1024, 'library'), (4096, 'paced')]}
+    """
+    out: dict[str, list[tuple[int, str]]] = {}
+    for op, size, mode in CHOICE_LINE.findall(stderr):
+        out.setdefault(op.lower(), []).append((int(size), "library" if mode == LIBRARY_SAID else mode))
+    return out
+
+
+def mode_at(said: list[tuple[int, str]], size_bytes: int) -> str:
+    """What ran at ``size_bytes``: the last mode said at that size or below (the benchmark goes
+    up in size), MPICH's own (``library``) when none was.
+
+    >>> mode_at([(1024, "library"), (4096, "paced")], 8192), mode_at([(4096, "paced")], 8)
+    ('paced', 'library')
+    """
+    before = [mode for size, mode in said if size <= size_bytes]
+    return before[-1] if before else "library"
 
 
 def speedups(mpich: list[dict], library: list[dict]) -> list[dict]:
     ours = {(r["collective"], r["size_bytes"]): r for r in library}
     return [{"collective": r["collective"], "size_bytes": r["size_bytes"], "mpich_us": r["avg_latency_us"],
              "library_us": ours[r["collective"], r["size_bytes"]]["avg_latency_us"],
-             "speedup": r["avg_latency_us"] / ours[r["collective"], r["size_bytes"]]["avg_latency_us"]}
+             "speedup": r["avg_latency_us"] / ours[r["collective"], r["size_bytes"]]["avg_latency_us"],
+             "ran": ours[r["collective"], r["size_bytes"]].get("ran", "library")}
             for r in mpich]
 
 
 def median_of_rounds(rounds: list[list[dict]]) -> list[dict]:
     """Per collective and size, the median over alternating rounds of MPICH and the library: at
     small sizes both usually run MPICH's own collective and one run's average swings by ±40 % in
-    an emulated network, more than any difference between them."""
+    an emulated network, more than any difference between them. ``ran`` is what the library ran
+    in every round (joined by ``/`` where rounds differ)."""
     out = []
     for k, first in enumerate(rounds[0]):
         same = [r[k] for r in rounds]
+        ran = sorted({r["ran"] for r in same})
         out.append({**first, "mpich_us": statistics.median(r["mpich_us"] for r in same),
                     "library_us": statistics.median(r["library_us"] for r in same),
                     "speedup": statistics.median(r["speedup"] for r in same),
-                    "rounds": [r["speedup"] for r in same]})
+                    "rounds": [r["speedup"] for r in same], "ran": "/".join(ran)})
     return out
 
 
-def chosen(table: dict) -> dict:
-    """What the library takes from the table at each measured size, per collective: the rule of
-    :func:`~liquidsched.execute.selection.best_mode` among the call's own collective and the modes
-    the library runs (crates/capi/src/selection.rs)."""
-    out = {}
-    for own in ("alltoall", "alltoallv"):
-        picks = []
-        for row in table["sizes"]:
-            med = {m: v["median_s"] for m, v in row["modes"].items() if m in (own, "frames", "paced")}
-            mode = best_mode(med, table["margin"]) if own in med else own
-            picks.append([row["size_bytes"], "library" if mode == own else mode])
-        out[own] = picks
-    return out
+def alternating_rounds(rounds: int, run: Callable[[bool], list[dict]]) -> list[dict]:
+    """``rounds`` pairs of runs, MPICH alone (``run(False)``) and under the library
+    (``run(True)``), the one that goes first swapped every round so that a drift of the machine
+    favours neither; per size the median of :func:`speedups` over the rounds."""
+    measured = []
+    for k in range(rounds):
+        order = (False, True) if k % 2 == 0 else (True, False)
+        runs = {pmpi: run(pmpi) for pmpi in order}
+        measured.append(speedups(runs[False], runs[True]))
+    return median_of_rounds(measured)
 
 
 def cell_goals(rows: list[dict]) -> dict:
+    """The issue's goals for one cell, and the same measurement's noise: where the library ran
+    MPICH's own collective both sides ran the same code, so their ratios' spread around 1 is what
+    the measurement cannot tell apart."""
     worst = {op: min(r["speedup"] for r in rows if r["collective"] == op) for op in ("alltoall", "alltoallv")}
     big = [r["speedup"] for r in rows if r["collective"] == "alltoall" and r["size_bytes"] >= 1 << 20]
+    scheduled = [r["speedup"] for r in rows if r["ran"] != "library"]
+    same_code = [r["speedup"] for r in rows if r["ran"] == "library"]
     return {"worst_alltoall": worst["alltoall"], "worst_alltoallv": worst["alltoallv"],
             "alltoall_from_1MiB": min(big) if big else None,
+            "worst_where_scheduled": min(scheduled) if scheduled else None,
+            "same_code_range": [min(same_code), max(same_code)] if same_code else None,
             "never_below_0.98": min(worst.values()) >= 0.98, "alltoall_1.2_from_1MiB": bool(big) and min(big) >= 1.2}
 
 
@@ -171,7 +223,7 @@ def save(args, local: dict | None, records: list[dict]) -> None:
 
 def document(args, local: dict | None, records: list[dict]) -> dict:
     return {"benchmark": "pmpi_versus_mpich", "iterations": args.iterations, "small_iterations": args.small_iterations,
-            "repeats": args.repeats, "local": local, "networks": records}
+            "small_rounds": args.small_rounds, "large_rounds": args.large_rounds, "repeats": args.repeats, "local": local, "networks": records}
 
 
 def add_options(parser, prefix: str = "") -> None:
@@ -183,6 +235,8 @@ def add_options(parser, prefix: str = "") -> None:
                         help="timed calls per size to 8 KiB (default 200)")
     parser.add_argument(f"--{prefix}small-rounds", type=int, default=3,
                         help="alternating rounds of MPICH and the library at 1 B – 8 KiB, emulated (default 3)")
+    parser.add_argument(f"--{prefix}large-rounds", type=int, default=1,
+                        help="alternating rounds of MPICH and the library from 16 KiB, emulated (default 1)")
     parser.add_argument(f"--{prefix}local-rounds", type=int, default=3,
                         help="alternating rounds without emulation (default 3; 0: none)")
     parser.add_argument(f"--{prefix}local-iterations", type=int, default=50,
@@ -193,7 +247,7 @@ def add_options(parser, prefix: str = "") -> None:
 
 def options_of(args, prefix: str = "") -> SimpleNamespace:
     """The options :func:`add_options` added with ``prefix``, under their own names."""
-    names = ("repeats", "iterations", "small_iterations", "small_rounds", "local_rounds", "local_iterations", "tables")
+    names = ("repeats", "iterations", "small_iterations", "small_rounds", "large_rounds", "local_rounds", "local_iterations", "tables")
     return SimpleNamespace(**{n: getattr(args, prefix.replace("-", "_") + n) for n in names})
 
 
@@ -216,25 +270,23 @@ def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress,
     local = local_overhead(NETWORKS[0][2], opts.local_rounds, opts.local_iterations) if opts.local_rounds else None
     progress.advance(task)
     for key, label, topology, _, algorithm, divisor in todo:
+        topology, algorithm = ALL_RANKS_TOPOLOGY.get(key, (topology, algorithm))
         largest = (4 << 20) // divisor
         record = {"network": label, "key": key, "topology": topology, "cells": []}
         for regime in regimes:
             progress.update(task, description=f"C benchmark, {key}, {regime}: tune")
             table_path = tables / f"{key.replace(':', '-')}-{regime}.json"
             # A table kept from an earlier run is reused: tuning is the longest part.
-            table = (json.loads(table_path.read_text()) if opts.tables and table_path.exists() else
-                     tune(topology, algorithm, regime, opts.repeats, prefix, table_path, largest))
-            small = []
-            for round_ in range(opts.small_rounds):
-                progress.update(task, description=f"C benchmark, {key}, {regime}: small sizes, round {round_ + 1}")
-                small.append(speedups(*(bench(topology, regime, prefix, SMALL, opts.small_iterations,
-                                              opts.small_iterations // 10, table_path, pmpi)
-                                        for pmpi in (False, True))))
+            if not (opts.tables and table_path.exists()):
+                tune(topology, algorithm, regime, opts.repeats, prefix, table_path, largest)
+            progress.update(task, description=f"C benchmark, {key}, {regime}: small sizes")
+            small = alternating_rounds(opts.small_rounds, lambda pmpi: bench(
+                topology, regime, prefix, SMALL, opts.small_iterations, opts.small_iterations // 10, table_path, pmpi))
             progress.update(task, description=f"C benchmark, {key}, {regime}: large sizes")
-            large = speedups(*(bench(topology, regime, prefix, f"16384:{largest}", opts.iterations, 1,
-                                     table_path, pmpi) for pmpi in (False, True)))
-            cell = {"regime": regime, "table": str(table_path), "chosen": chosen(table),
-                    "rows": median_of_rounds(small) + large}
+            large = alternating_rounds(opts.large_rounds, lambda pmpi: bench(
+                topology, regime, prefix, f"16384:{largest}", opts.iterations, 1, table_path, pmpi))
+            cell = {"regime": regime, "table": str(table_path),
+                    "rows": small + large}
             cell["goals"] = cell_goals(cell["rows"])
             record["cells"].append(cell)
             progress.advance(task)
@@ -244,9 +296,21 @@ def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress,
     return local, records
 
 
+def ran_by_size(rows: list[dict]) -> str:
+    """What the library ran, as runs of sizes: ``1–4096 B library, 8192 B– paced``."""
+    spans: list[list] = []
+    for r in rows:
+        if spans and spans[-1][2] == r["ran"]:
+            spans[-1][1] = r["size_bytes"]
+        else:
+            spans.append([r["size_bytes"], r["size_bytes"], r["ran"]])
+    return ", ".join(f"{a}–{b} B: {ran}" if a != b else f"{a} B: {ran}" for a, b, ran in spans)
+
+
 def report(local: dict | None, records: list[dict], console: Console) -> list[bool]:
     """Print the speed-ups per network, regime and collective, and the goals; the goals' values."""
-    table = Table("network", "buffers", "collective", "worst MPICH/library (size)", "from 1 MiB", "chosen by the table",
+    table = Table("network", "buffers", "collective", "worst MPICH/library (size)", "worst where a schedule ran",
+                  "same code both sides (noise)", "from 1 MiB", "what the library ran",
                   title="the C benchmark under the library: MPICH's time / the library's, per size")
     for rec in records:
         for cell in rec["cells"]:
@@ -254,9 +318,12 @@ def report(local: dict | None, records: list[dict], console: Console) -> list[bo
                 rows = [r for r in cell["rows"] if r["collective"] == op]
                 worst = min(rows, key=lambda r: r["speedup"])
                 big = [r["speedup"] for r in rows if r["size_bytes"] >= 1 << 20] or [float("nan")]
-                picks = ", ".join(f"{s}: {m}" for s, m in cell["chosen"][op])
+                scheduled = [r["speedup"] for r in rows if r["ran"] != "library"]
+                same = [r["speedup"] for r in rows if r["ran"] == "library"]
                 table.add_row(rec["key"], cell["regime"], op, f"{worst['speedup']:.3f} ({worst['size_bytes']} B)",
-                              f"{min(big):.2f}–{max(big):.2f}", picks)
+                              f"{min(scheduled):.3f}" if scheduled else "—",
+                              f"{min(same):.2f}–{max(same):.2f}" if same else "—",
+                              f"{min(big):.2f}–{max(big):.2f}", ran_by_size(rows))
     console.print(table)
     met = [c["goals"]["never_below_0.98"] for r in records for c in r["cells"]]
     met += [c["goals"]["alltoall_1.2_from_1MiB"] for r in records for c in r["cells"]
