@@ -73,6 +73,7 @@ bench-emulated: $(STAMP)
 	@mkdir -p $(OUT)
 	$(MAKE) pmpi
 	$(PY) benchmarks/win_when_run.py --repeats 7 --c-tables $(OUT)/tables --output $(OUT)/win-when-run.json --plot $(OUT)/win-when-run.png
+	$(PY) benchmarks/tcp_settings.py --repeats 7 --output $(OUT)/tcp-settings.json --plot $(OUT)/tcp-settings.png
 	$(PY) benchmarks/emulated_exchange.py --output $(OUT)/emulated-exchange.json --plot $(OUT)/emulated-exchange.png
 	$(PY) benchmarks/shuffle.py --output $(OUT)/shuffle.json --plot $(OUT)/shuffle.png
 	# Message sizes as the OSU benchmarks sweep them: two-switch (senders and receivers apart, so no

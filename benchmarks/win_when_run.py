@@ -57,10 +57,11 @@ def schedule_of(topology: str, traffic_of, algorithm: str, size_bytes: int):
     return plan(net, traffic, algorithm, **options)
 
 
-def measure_cell(schedule, regime: str, repeats: int, prefix: str, time_scale: float) -> dict:
-    """Every mode in one emulated network of ``regime``, one TCP flow first."""
+def measure_cell(schedule, regime: str, repeats: int, prefix: str, time_scale: float, tcp: str = "tuned") -> dict:
+    """Every mode in one emulated network of ``regime`` whose hosts' TCP is ``tcp``, one TCP
+    flow first."""
     net = schedule.network
-    with Emulation(net, prefix, buffers=regime, time_scale=time_scale) as emu:
+    with Emulation(net, prefix, buffers=regime, time_scale=time_scale, tcp=tcp) as emu:
         senders = [h for h in net.hosts() if net.nodes[h].sends]
         receivers = [h for h in net.hosts() if net.nodes[h].receives and h != senders[0]]
         flow = single_flow_check(emu, senders[0], receivers[-1], seconds=0.5)
@@ -76,7 +77,7 @@ def measure_cell(schedule, regime: str, repeats: int, prefix: str, time_scale: f
                          "ratio_to_bound": m.ratio_to_bound, "verified": m.verified,
                          "predicted_ratio": None if prediction is None else prediction.ratio_to_bound}
     selected = best_mode({k: v["median_s"] for k, v in modes.items()})
-    return {"regime": regime, "single_flow_ratio": flow["ratio"], "opposing_flows": opposing,
+    return {"regime": regime, "tcp": tcp, "single_flow_ratio": flow["ratio"], "opposing_flows": opposing,
             "opposing_flows_ratio": None if opposing is None else opposing["ratio"], "modes": modes,
             "selected": selected}
 
