@@ -61,6 +61,30 @@ def test_ctrl_c_at_any_early_moment_ends_with_one_line_and_no_traceback():
     assert EXIT_INTERRUPTED in statuses
 
 
+def test_an_interrupt_python_had_to_drop_is_raised_again_outside_the_hook():
+    """The unraisable-exception hook of a command gives a dropped Ctrl-C back as a
+    KeyboardInterrupt in ordinary code, not in the hook (where Python would print it as
+    "Exception ignored" with a traceback); other unraisable exceptions go to the hook before."""
+    from types import SimpleNamespace
+
+    from liquidsched.cli import _interrupt_again
+
+    passed_on = []
+    hook = _interrupt_again(passed_on.append)
+    other = SimpleNamespace(exc_value=ValueError("x"))
+    hook(other)
+    assert passed_on == [other]
+    try:
+        hook(SimpleNamespace(exc_value=KeyboardInterrupt()))  # returns: nothing raised in the hook
+        with pytest.raises(KeyboardInterrupt):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
 def test_the_entry_module_and_the_package_import_nothing():
     """The console script's ``from liquidsched.cli import main`` loads no module the interpreter
     had not loaded already (not even typing), so that its window without a Ctrl-C handler is as

@@ -115,15 +115,29 @@ def _interrupt_again(hook):
     A signal that arrives while Python runs a callback it cannot propagate from (a weak
     reference's, as the import system's locks have) raises KeyboardInterrupt there; Python then
     prints it as "Exception ignored" with a traceback, and the command goes on as if no one had
-    pressed Ctrl-C. Sent again, the signal is handled at the next ordinary step."""
+    pressed Ctrl-C. Raised again, the interrupt is handled at the next ordinary step: in the main
+    thread not from the hook itself (a hook is such a callback too, and a signal raised there is
+    handled there), but from a timer's signal a millisecond later; from another thread, the
+    signal goes to the main thread as it is."""
 
     def hook_or_interrupt(unraisable) -> None:
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            _signal.raise_signal(_signal.SIGINT)
-        else:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
             hook(unraisable)
+            return
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            _signal.raise_signal(_signal.SIGINT)
+            return
+        _signal.signal(_signal.SIGALRM, _interrupt_now)
+        _signal.setitimer(_signal.ITIMER_REAL, 0.001)
 
     return hook_or_interrupt
+
+
+def _interrupt_now(signum, frame) -> None:
+    """The timer's signal handler of :func:`_interrupt_again`: Ctrl-C, where it can propagate."""
+    raise KeyboardInterrupt
 
 
 def _command(argv: list[str]) -> int:
