@@ -14,6 +14,8 @@ Networks (100 Mbit/s host links unless said):
 
 from __future__ import annotations
 
+import os
+
 from liquidsched.traffic import all_to_all, half_all_to_all
 
 MB = 1_000_000
@@ -36,3 +38,26 @@ REGIMES = ("deep", "shallow")
 #: the scheduler ``tune`` plans it with (KPBS has one backbone direction).
 ALL_RANKS_TOPOLOGY = {"backbone": ("backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s,both_ways=true",
                                    "liquid")}
+
+
+def add_network_options(parser, prefix: str, only: str = "", regimes: str = ",".join(REGIMES)) -> None:
+    """``--prefix`` (the namespaces' names), ``--only`` (network keys; ``only`` by default, empty:
+    the benchmark's own choice) and ``--regimes``."""
+    parser.add_argument("--prefix", default=prefix)
+    parser.add_argument("--only", default=only, help=f"comma-separated network keys (default {only or 'all'}): "
+                                                     + ", ".join(k for k, *_ in NETWORKS))
+    parser.add_argument("--regimes", default=regimes, help=f"deep,shallow (default {regimes})")
+
+
+def chosen_networks(args, default_keys: list[str]) -> tuple[list[tuple], list[str]]:
+    """The entries of ``NETWORKS`` and the regimes the options of :func:`add_network_options`
+    name (``default_keys`` without ``--only``), once the user is known to be root; an unknown
+    network or regime refused."""
+    if os.geteuid() != 0:
+        raise SystemExit("the emulated networks need root")
+    keys = [k for k in args.only.split(",") if k] or default_keys
+    regimes = [r for r in args.regimes.split(",") if r]
+    unknown = sorted(set(keys) - {k for k, *_ in NETWORKS}) + sorted(set(regimes) - set(REGIMES))
+    if unknown:
+        raise SystemExit(f"no network or buffer regime {', '.join(unknown)}")
+    return [n for n in NETWORKS if n[0] in keys], regimes

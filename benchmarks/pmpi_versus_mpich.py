@@ -39,7 +39,7 @@ from types import SimpleNamespace
 from typing import Callable
 
 from common import benchmark_parser, progress_bar
-from emulated_networks import ALL_RANKS_TOPOLOGY, NETWORKS, REGIMES
+from emulated_networks import ALL_RANKS_TOPOLOGY, NETWORKS, add_network_options, chosen_networks
 from rich.console import Console
 from rich.table import Table
 
@@ -344,15 +344,9 @@ def default_keys() -> list[str]:
 def main() -> None:
     parser = benchmark_parser(__doc__)
     add_options(parser)
-    parser.add_argument("--prefix", default="lspm")
-    parser.add_argument("--only", default="", help="comma-separated network keys (default all)")
-    parser.add_argument("--regimes", default=",".join(REGIMES))
+    add_network_options(parser, "lspm")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("the emulated networks need root")
-    keys = [k for k in args.only.split(",") if k] or default_keys()
-    regimes = [r for r in args.regimes.split(",") if r]
-    todo = [n for n in NETWORKS if n[0] in keys]
+    todo, regimes = chosen_networks(args, default_keys())
     with progress_bar("{task.description}") as progress:
         local, records = measure(args, todo, regimes, args.prefix, progress,
                                  on_cell=lambda local, done: save(args, local, done))

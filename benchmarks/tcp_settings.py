@@ -13,10 +13,8 @@ half the host's link queue. What the comparison shows is the README's advice for
 
 from __future__ import annotations
 
-import os
-
 from common import benchmark_parser, progress_bar
-from emulated_networks import MB, NETWORKS
+from emulated_networks import MB, add_network_options, chosen_networks
 from rich.console import Console
 from rich.table import Table
 from win_when_run import MODES, measure_cell, schedule_of
@@ -50,20 +48,10 @@ def plot(records: list[dict], path: str) -> None:
 def main() -> None:
     parser = benchmark_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per mode (default 7)")
-    parser.add_argument("--prefix", default="lstcp")
-    parser.add_argument("--only", default="2:1,swiss-t1", help="comma-separated network keys (default 2:1,swiss-t1): "
-                                                               + ", ".join(k for k, *_ in NETWORKS))
-    parser.add_argument("--regimes", default="deep", help="deep,shallow (default deep)")
+    add_network_options(parser, "lstcp", only="2:1,swiss-t1", regimes="deep")
     parser.add_argument("--size", type=parse_size, default=4 * MB, metavar="BYTES", help="bytes per transfer")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("the emulated networks need root")
-    keys = [k for k in args.only.split(",") if k]
-    unknown = sorted(set(keys) - {k for k, *_ in NETWORKS})
-    if unknown:
-        raise SystemExit(f"--only: no network {', '.join(unknown)}")
-    regimes = [r for r in args.regimes.split(",") if r]
-    todo = [n for n in NETWORKS if n[0] in keys]
+    todo, regimes = chosen_networks(args, [])
     records: list[dict] = []
     with progress_bar("{task.description}") as progress:
         task = progress.add_task("cells", total=len(todo) * len(regimes) * len(SETTINGS))

@@ -29,13 +29,12 @@ and strategy, log scale: ``NAME-c-benchmark.png``).
 
 from __future__ import annotations
 
-import os
 import statistics
 from pathlib import Path
 
 import pmpi_versus_mpich
 from common import benchmark_parser, progress_bar
-from emulated_networks import MB, NETWORKS, REGIMES
+from emulated_networks import MB, NETWORKS, REGIMES, add_network_options, chosen_networks
 from rich.console import Console
 from rich.table import Table
 
@@ -145,23 +144,16 @@ def c_benchmark_plot_path(plot_path: str) -> str:
 def main() -> None:
     parser = benchmark_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per mode (default 7)")
-    parser.add_argument("--prefix", default="lswin")
-    parser.add_argument("--only", default="", help="comma-separated network keys (default all): "
-                                                   + ", ".join(k for k, *_ in NETWORKS))
-    parser.add_argument("--regimes", default=",".join(REGIMES), help="deep,shallow (default both)")
+    add_network_options(parser, "lswin")
     parser.add_argument("--size", type=parse_size, default=4 * MB, metavar="BYTES", help="bytes per transfer")
     parser.add_argument("--time-scale", type=float, default=1.0, help="links this many times slower (default 1)")
     parser.add_argument("--no-c-benchmark", action="store_true",
                         help="leave out the C benchmark under liquidsched launch (pmpi_versus_mpich.py)")
     pmpi_versus_mpich.add_options(parser, prefix="c-")
     args = parser.parse_args()
-    if os.geteuid() != 0:
-        raise SystemExit("the emulated networks need root")
+    todo, regimes = chosen_networks(args, [k for k, *_ in NETWORKS])
     if not args.no_c_benchmark:
         pmpi_versus_mpich.check_built()
-    keys = [k for k in args.only.split(",") if k] or [k for k, *_ in NETWORKS]
-    regimes = [r for r in args.regimes.split(",") if r]
-    todo = [n for n in NETWORKS if n[0] in keys]
     records = []
     with progress_bar("{task.description}") as progress:
         task = progress.add_task("cells", total=len(todo) * len(regimes))
@@ -198,11 +190,11 @@ def main() -> None:
           f"{statistics.median(c['goals']['selected_ratio'] for r in records for c in r['cells']):.1%}")
     c_benchmark = None
     if not args.no_c_benchmark:
-        c_keys = [k for k in keys if k in pmpi_versus_mpich.default_keys()]
+        c_keys = pmpi_versus_mpich.default_keys()
         opts = pmpi_versus_mpich.options_of(args, prefix="c-")
         keep = lambda local, done: save(records, args, pmpi_versus_mpich.document(opts, local, done))  # noqa: E731
         with progress_bar("{task.description}") as progress:
-            local, c_records = pmpi_versus_mpich.measure(opts, [n for n in NETWORKS if n[0] in c_keys], regimes,
+            local, c_records = pmpi_versus_mpich.measure(opts, [n for n in todo if n[0] in c_keys], regimes,
                                                          args.prefix, progress, on_cell=keep)
         c_met = pmpi_versus_mpich.report(local, c_records, Console(width=200))
         print(f"C benchmark goals met: {sum(c_met)} of {len(c_met)}")

@@ -75,12 +75,21 @@ def best_mode(medians: Mapping[str, float], margin: float = MARGIN) -> str:
     if not medians:
         raise InputError("no mode was measured")
     fastest = min(medians, key=lambda m: (medians[m], m))
-    library = [m for m in medians if library_mode_env(m) is not None]
-    if library:
-        own = min(library, key=lambda m: (medians[m], m))
-        if medians[own] <= medians[fastest] * (1 + margin):
-            return own
+    own = fastest_library_mode(medians)
+    if own is not None and medians[own] <= medians[fastest] * (1 + margin):
+        return own
     return fastest
+
+
+def fastest_library_mode(medians: Mapping[str, float]) -> str | None:
+    """The MPI library's own mode of least median time (by name on a tie), None if none was
+    measured.
+
+    >>> fastest_library_mode({"alltoallv": 2.0, "alltoall-brucks": 1.5, "paced": 1.0})
+    'alltoall-brucks'
+    """
+    library = [m for m in medians if library_mode_env(m) is not None]
+    return min(library, key=lambda m: (medians[m], m)) if library else None
 
 
 @dataclass(frozen=True)
@@ -207,13 +216,11 @@ def library_choice_below(smallest: dict[str, Any]) -> Choice | None:
     """The choice below the table's smallest measured size: its best mode if that is one of
     the MPI library's, else the fastest library mode measured there; None when it measured none
     (then nothing better is known than the row itself)."""
-    if library_mode_env(smallest["best"]) is not None:
-        mode = smallest["best"]
-    else:
-        medians = {m: v["median_s"] for m, v in smallest.get("modes", {}).items() if library_mode_env(m) is not None}
-        if not medians:
+    mode = smallest["best"]
+    if library_mode_env(mode) is None:
+        mode = fastest_library_mode({m: v["median_s"] for m, v in smallest.get("modes", {}).items()})
+        if mode is None:
             return None
-        mode = min(medians, key=lambda m: (medians[m], m))
     return Choice(mode, smallest["size_bytes"], f"below the smallest measured size ({smallest['size_bytes']} bytes): "
                                                  "the MPI library's own collective, its fastest mode measured there")
 
