@@ -34,10 +34,8 @@ NETWORKS = (
 REGIMES = ("deep", "shallow")
 #: The C benchmark's ``MPI_Alltoall`` is among every rank: where a network's hosts only send or
 #: only receive (the backbone's redistribution goes from A to B), the same network with every host
-#: doing both, so that the library can plan the call and the backbone carries it both ways; and
-#: the scheduler ``tune`` plans it with (KPBS has one backbone direction).
-ALL_RANKS_TOPOLOGY = {"backbone": ("backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s,both_ways=true",
-                                   "liquid")}
+#: doing both, so that the library can plan the call and the backbone carries it both ways.
+ALL_RANKS_TOPOLOGY = {"backbone": "backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s,both_ways=true"}
 
 
 def add_network_options(parser, prefix: str, only: str = "", regimes: str = ",".join(REGIMES)) -> None:

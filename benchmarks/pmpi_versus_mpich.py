@@ -6,12 +6,13 @@ library must cost nothing. Needs root (network namespaces, tc).
 
     python benchmarks/pmpi_versus_mpich.py --output out/pmpi.json --plot out/pmpi.png
 
-For each network of ``emulated_networks.py`` whose traffic is an all-to-all (not
-``two-switch``, whose traffic goes from one switch's hosts to the other's: ``MPI_Alltoall`` has no
-measurement there; the backbone with every host sending and receiving, ``ALL_RANKS_TOPOLOGY``)
-and each buffer regime: ``liquidsched tune`` (all-to-all,
-1 KiB – 4 MiB by ×4, the modes the library runs: frames, paced, ``MPI_Alltoall``,
-``MPI_Alltoallv``) writes the table; the benchmark runs 1 B – 8 KiB with ``--small-iterations``
+For each network of ``emulated_networks.py`` (the benchmark's ``MPI_Alltoall`` is among every
+rank: on ``two-switch`` an all-to-all of every host, not the network's half all-to-all; the
+backbone with every host sending and receiving, ``ALL_RANKS_TOPOLOGY``)
+and each buffer regime: ``liquidsched tune --pmpi`` writes the table: this benchmark times the
+modes the library runs (frames and paced under the library, ``MPI_Alltoall`` and
+``MPI_Alltoallv`` of MPICH alone) at every size it measures from 1 KiB, ``--repeats`` rounds
+of one launch each with ``--calls`` calls per size; then the benchmark runs 1 B – 8 KiB with ``--small-iterations``
 calls per size in ``--small-rounds`` rounds, and 16 KiB – 4 MiB with ``--iterations`` in
 ``--large-rounds``, always after warm-up calls. A round is a launch with MPICH alone and one
 with the library, the first of the two swapped every round; per size the median over rounds of
@@ -44,7 +45,6 @@ from rich.console import Console
 from rich.table import Table
 
 from liquidsched.io.files import write_document
-from liquidsched.traffic import all_to_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "pmpi" / "build" / "alltoall_bench"
@@ -59,11 +59,13 @@ def liquidsched(*args: str, timeout: float = 3600, env: dict[str, str] | None = 
     return done
 
 
-def tune(topology: str, algorithm: str, regime: str, repeats: int, prefix: str, table: Path, largest: int) -> None:
-    """``liquidsched tune`` on the emulated network: the selection table at ``table``."""
-    liquidsched("tune", "--topology", topology, "--traffic", "all-to-all", "--algorithm", algorithm,
-                "--sizes", f"1KiB:{largest}:x4", "--modes", "frames,paced,alltoall,alltoallv", "--repeats", str(repeats),
-                "--emulate", "--prefix", prefix, "--buffers", regime, "--output", str(table))
+def tune(topology: str, regime: str, rounds: int, calls: int, prefix: str, table: Path, largest: int) -> None:
+    """``liquidsched tune --pmpi`` on the emulated network (the candidates timed by this very
+    benchmark, as the library runs them), every size the benchmark measures from 1 KiB: the
+    selection table at ``table``."""
+    liquidsched("tune", "--pmpi", "--topology", topology, "--traffic", "all-to-all", "--sizes", f"1KiB:{largest}:x2",
+                "--repeats", str(rounds), "--calls", str(calls), "--emulate", "--prefix", prefix, "--buffers", regime,
+                "--output", str(table))
 
 
 def bench(topology: str, regime: str | None, prefix: str, sizes: str, iterations: int, warmup: int,
@@ -229,7 +231,9 @@ def document(args, local: dict | None, records: list[dict]) -> dict:
 def add_options(parser, prefix: str = "") -> None:
     """The benchmark's options (``prefix``: before each name, for another benchmark's parser)."""
     parser.add_argument(f"--{prefix}repeats", type=int, default=5,
-                        help="tune's timed runs per mode and size (default 5)")
+                        help="tune's rounds: launches of the benchmark per mode (default 5)")
+    parser.add_argument(f"--{prefix}calls", type=int, default=3,
+                        help="tune's timed calls per size in a launch, ten times as many to 8 KiB (default 3)")
     parser.add_argument(f"--{prefix}iterations", type=int, default=7, help="timed calls per size from 16 KiB (default 7)")
     parser.add_argument(f"--{prefix}small-iterations", type=int, default=200,
                         help="timed calls per size to 8 KiB (default 200)")
@@ -247,7 +251,7 @@ def add_options(parser, prefix: str = "") -> None:
 
 def options_of(args, prefix: str = "") -> SimpleNamespace:
     """The options :func:`add_options` added with ``prefix``, under their own names."""
-    names = ("repeats", "iterations", "small_iterations", "small_rounds", "large_rounds", "local_rounds", "local_iterations", "tables")
+    names = ("repeats", "calls", "iterations", "small_iterations", "small_rounds", "large_rounds", "local_rounds", "local_iterations", "tables")
     return SimpleNamespace(**{n: getattr(args, prefix.replace("-", "_") + n) for n in names})
 
 
@@ -269,8 +273,8 @@ def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress,
     progress.update(task, description="C benchmark: 8 ranks here, no table")
     local = local_overhead(NETWORKS[0][2], opts.local_rounds, opts.local_iterations) if opts.local_rounds else None
     progress.advance(task)
-    for key, label, topology, _, algorithm, divisor in todo:
-        topology, algorithm = ALL_RANKS_TOPOLOGY.get(key, (topology, algorithm))
+    for key, label, topology, _, _, divisor in todo:
+        topology = ALL_RANKS_TOPOLOGY.get(key, topology)
         largest = (4 << 20) // divisor
         record = {"network": label, "key": key, "topology": topology, "cells": []}
         for regime in regimes:
@@ -278,7 +282,7 @@ def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress,
             table_path = tables / f"{key.replace(':', '-')}-{regime}.json"
             # A table kept from an earlier run is reused: tuning is the longest part.
             if not (opts.tables and table_path.exists()):
-                tune(topology, algorithm, regime, opts.repeats, prefix, table_path, largest)
+                tune(topology, regime, opts.repeats, opts.calls, prefix, table_path, largest)
             progress.update(task, description=f"C benchmark, {key}, {regime}: small sizes")
             small = alternating_rounds(opts.small_rounds, lambda pmpi: bench(
                 topology, regime, prefix, SMALL, opts.small_iterations, opts.small_iterations // 10, table_path, pmpi))
@@ -336,9 +340,8 @@ def report(local: dict | None, records: list[dict], console: Console) -> list[bo
 
 
 def default_keys() -> list[str]:
-    """Every network whose traffic is an all-to-all of every host (``MPI_Alltoall`` measures
-    nothing else)."""
-    return [k for k, _, _, traffic_of, *_ in NETWORKS if traffic_of is all_to_all]
+    """Every network: the benchmark runs its own all-to-all of every host on each."""
+    return [k for k, *_ in NETWORKS]
 
 
 def main() -> None:

@@ -113,7 +113,12 @@ def test_the_benchmark_sweeps_powers_of_two_and_checks_every_size(built):
     assert [r["size_bytes"] for r in rows] == [2 ** k for k in range(13)]
     assert {r["collective"] for r in rows} == {"alltoallv"}
     assert all(r["min_latency_us"] <= r["avg_latency_us"] <= r["max_latency_us"] and r["verified"] for r in rows)
-    for bad in (["-m", "9:3"], ["-c", "bcast"], ["-i", "0"], ["-q"]):
+    done = subprocess.run([str(mpiexec), "-n", "2", str(built), "-m", "5,1000,4096", "-i", "1", "-x", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert table_sizes(done.stdout) == {"Alltoall": [5, 1000, 4096], "Alltoallv": [5, 1000, 4096]}
+    for bad in (["-m", "9:3"], ["-m", "8,4"], ["-m", "8,x"], ["-m", ",".join(["1"] + [str(k) for k in range(2, 80)])],
+                ["-c", "bcast"], ["-i", "0"], ["-q"]):
         done = subprocess.run([str(mpiexec), "-n", "2", str(built), *bad], capture_output=True, text=True, timeout=60)
         assert done.returncode != 0 and "usage: alltoall_bench" in done.stderr, (bad, done.stderr)
 

@@ -3,13 +3,14 @@
  * it knows nothing of liquidsched, so that it can be run with and without the interposition
  * library (LD_PRELOAD) or under `liquidsched launch`, and compared with osu_alltoall.
  *
- *   alltoall_bench [-m [MIN:]MAX] [-i ITERATIONS] [-x WARMUP] [-c alltoall|alltoallv|both]
- *                  [-f table|json] [-h]
+ *   alltoall_bench [-m [MIN:]MAX|A,B,...] [-i ITERATIONS] [-x WARMUP] [-I ITERATIONS] [-X WARMUP]
+ *                  [-c alltoall|alltoallv|both] [-f table|json] [-h]
  *
  * -m  message sizes in bytes, every rank to every rank (itself included), from MIN to MAX by
- *     powers of 2 (default 1:4194304)
+ *     powers of 2 (default 1:4194304), or a list of sizes in increasing order (at most 64)
  * -i  timed calls per size (default 1000 up to 8 KiB, 100 above, as OSU's collectives)
  * -x  untimed warm-up calls before them (default 200 up to 8 KiB, 10 above)
+ * -I, -X  the same above 8 KiB only (after -i and -x, whatever the order)
  * -c  the collectives measured (default both; alltoallv with every count equal to the size)
  * -f  json: one JSON document on stdout instead of the table
  *
@@ -31,10 +32,14 @@
 
 #define LARGE_MESSAGE_BYTES 8192L
 #define DEFAULT_MAX_BYTES (4L << 20)
+#define MAX_SIZES 64
 
 static long iterations = 1000, iterations_large = 100, warmup = 200, warmup_large = 10;
 static long min_bytes = 1, max_bytes = DEFAULT_MAX_BYTES;
 static int run_alltoall = 1, run_alltoallv = 1, json = 0;
+/* The sizes of a -m list (none: MIN to MAX by powers of 2). */
+static long listed[MAX_SIZES];
+static int listed_count = 0;
 
 static unsigned char pattern(int src, int dst, long k) {
     return (unsigned char)(src * 7 + dst * 13 + k * 3 + (k >> 8) + 1);
@@ -44,8 +49,8 @@ static int usage(int me, const char *why) {
     if (me == 0) {
         if (why)
             fprintf(stderr, "alltoall_bench: %s\n", why);
-        fprintf(stderr, "usage: alltoall_bench [-m [MIN:]MAX] [-i ITERATIONS] [-x WARMUP] "
-                        "[-c alltoall|alltoallv|both] [-f table|json]\n");
+        fprintf(stderr, "usage: alltoall_bench [-m [MIN:]MAX|A,B,...] [-i ITERATIONS] [-x WARMUP] [-I ITERATIONS] "
+                        "[-X WARMUP] [-c alltoall|alltoallv|both] [-f table|json]\n");
     }
     return 2;
 }
@@ -59,13 +64,38 @@ static long number(const char *text, long low, long high) {
     return value;
 }
 
+/* A -m list A,B,... into `listed`; -1 when a size is not a whole number of bytes, the list is
+ * too long or not increasing. */
+static int read_list(const char *text) {
+    char copy[1024];
+    if (strlen(text) >= sizeof copy)
+        return -1;
+    strcpy(copy, text);
+    listed_count = 0;
+    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        long value = number(item, 1, INT_MAX);
+        if (value < 0 || listed_count == MAX_SIZES || (listed_count && value <= listed[listed_count - 1]))
+            return -1;
+        listed[listed_count++] = value;
+    }
+    return listed_count ? 0 : -1;
+}
+
 static int parse(int argc, char **argv, int me) {
     int opt;
+    long large_calls = -1, large_warmup = -1;
     opterr = 0;
-    while ((opt = getopt(argc, argv, "m:i:x:c:f:h")) != -1) {
+    while ((opt = getopt(argc, argv, "m:i:x:I:X:c:f:h")) != -1) {
         switch (opt) {
         case 'm': {
             const char *colon = strchr(optarg, ':');
+            if (strchr(optarg, ',')) {
+                if (read_list(optarg) != 0)
+                    return usage(me, "-m: a list is of at most 64 sizes, whole bytes from 1 to 2147483647, increasing");
+                min_bytes = listed[0], max_bytes = listed[listed_count - 1];
+                break;
+            }
+            listed_count = 0;
             if (colon) {
                 char first[32];
                 size_t len = (size_t)(colon - optarg);
@@ -91,6 +121,14 @@ static int parse(int argc, char **argv, int me) {
         case 'x':
             if ((warmup = warmup_large = number(optarg, 0, INT_MAX)) < 0)
                 return usage(me, "-x: expected a whole number of calls >= 0");
+            break;
+        case 'I':
+            if ((large_calls = number(optarg, 1, INT_MAX)) < 0)
+                return usage(me, "-I: expected a whole number of calls >= 1");
+            break;
+        case 'X':
+            if ((large_warmup = number(optarg, 0, INT_MAX)) < 0)
+                return usage(me, "-X: expected a whole number of calls >= 0");
             break;
         case 'c':
             if (!strcmp(optarg, "alltoall"))
@@ -119,6 +157,10 @@ static int parse(int argc, char **argv, int me) {
     }
     if (optind < argc)
         return usage(me, "unexpected argument");
+    if (large_calls > 0)
+        iterations_large = large_calls;
+    if (large_warmup >= 0)
+        warmup_large = large_warmup;
     return 0;
 }
 
@@ -217,9 +259,10 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 2;
     }
-    int sizes = 0;
-    for (long b = min_bytes; b <= max_bytes; b *= 2)
-        sizes++;
+    if (!listed_count)
+        for (long b = min_bytes; b <= max_bytes && listed_count < MAX_SIZES; b *= 2)
+            listed[listed_count++] = b;
+    int sizes = listed_count;
     result *rows = malloc((size_t)(2 * sizes) * sizeof *rows);
     int count = 0, all_exact = 1;
     for (int v = 0; v < 2; v++) {
@@ -227,14 +270,12 @@ int main(int argc, char **argv) {
             continue;
         if (me == 0 && !json)
             print_header(v ? "Alltoallv" : "Alltoall", n);
-        for (long b = min_bytes; b <= max_bytes; b *= 2) {
-            result r = measure(v, b, n, me, send, recv, counts, displs);
+        for (int k = 0; k < sizes; k++) {
+            result r = measure(v, listed[k], n, me, send, recv, counts, displs);
             all_exact &= r.exact;
             rows[count++] = r;
             if (me == 0 && !json)
                 print_row(&r);
-            if (b > LONG_MAX / 2)
-                break;
         }
     }
     if (me == 0 && json) {

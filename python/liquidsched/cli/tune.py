@@ -40,16 +40,43 @@ def candidates(schedule: Any) -> list[str]:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from ..execute import check_memory_on, exchange_plan, network_kind
-    from ..execute.plan import STEPPED_MODES
     from ..execute.selection import SelectionTable, measured_on
-    from ..execute.sizes import SizedSchedules, format_size, run_sizes
-    from ..schedulers import plan
-    from ..emulate.addressing import time_scale_of
-    from .run import STEPPED_OPTIONS, print_unwrapped, sized_validity, stepped_schedules
 
     if args.repeats < 1 or args.warmup < 0:
         raise InputError(f"--repeats must be at least 1 and --warmup at least 0, got {args.repeats}, {args.warmup}")
+    if args.calls is not None and not args.pmpi:
+        raise InputError("--calls: for --pmpi only (the benchmark's calls per launch)")
+    network, traffic_name, sweep, time_scale = (measure_through_pmpi if args.pmpi else measure_in_executor)(args)
+    about = measured_on(network, sweep["hosts"], sweep["mpi_library"], sweep["network"],
+                        getattr(args, "buffers", None), time_scale, traffic_name, args.pace_headroom)
+    if args.pmpi:
+        about["measured_through"] = sweep["measured_through"]
+    table = SelectionTable.from_sweep(sweep, about)
+    write_document(table.to_dict(), args.output)
+    if args.plot:
+        from ..plot import plot_message_sizes
+
+        plot_message_sizes({"metadata": {}, **sweep}, args.plot)
+    if args.json:
+        print_json(table.to_dict())
+    else:
+        from .run import print_unwrapped
+
+        print_unwrapped(selection_table(table))
+    err.print(f"selection table written to {args.output}", markup=False)
+    return 0
+
+
+def measure_in_executor(args: argparse.Namespace) -> tuple[Any, str, dict[str, Any], float]:
+    """Every candidate run by liquidsched's executor (mpi4py) at every size: the network, the
+    traffic's name, the sweep's document and the emulation's time scale."""
+    from ..execute import check_memory_on, exchange_plan, network_kind
+    from ..execute.plan import STEPPED_MODES
+    from ..execute.sizes import SizedSchedules, format_size, run_sizes
+    from ..schedulers import plan
+    from ..emulate.addressing import time_scale_of
+    from .run import STEPPED_OPTIONS, sized_validity, stepped_schedules
+
     launcher, mpiexec_args = launcher_of(args), launcher_args(args)
     network = network_kind(bool(args.emulate or args.prefix), args.on_modelled_network, mpiexec_args, launcher)
     schedule = schedule_from_args(args, shared=STEPPED_OPTIONS)
@@ -72,21 +99,72 @@ def cmd_tune(args: argparse.Namespace) -> int:
             on_modelled_network=args.on_modelled_network, launcher=launcher, time_scale=time_scale_of(namespace),
             pace_headroom=args.pace_headroom)
         time_scale = time_scale_of(namespace)
-    sweep = result.to_dict()
-    about = measured_on(schedule.network, sweep["hosts"], result.mpi_library, result.network,
-                        getattr(args, "buffers", None), time_scale, schedule.traffic.name, args.pace_headroom)
-    table = SelectionTable.from_sweep(sweep, about)
-    write_document(table.to_dict(), args.output)
-    if args.plot:
-        from ..plot import plot_message_sizes
+    return schedule.network, schedule.traffic.name, result.to_dict(), time_scale
 
-        plot_message_sizes({"metadata": {}, **sweep}, args.plot)
-    if args.json:
-        print_json(table.to_dict())
-    else:
-        print_unwrapped(selection_table(table))
-    err.print(f"selection table written to {args.output}", markup=False)
-    return 0
+
+#: Timed calls per size in each launch of the benchmark under ``--pmpi`` unless told.
+PMPI_CALLS = 10
+
+
+def measure_through_pmpi(args: argparse.Namespace) -> tuple[Any, str, dict[str, Any], float]:
+    """Every candidate timed by the C benchmark as the interposition library runs it
+    (:mod:`liquidsched.execute.library_tuning`): the network, the traffic's name, the sweep's
+    document and the emulation's time scale."""
+    from ..emulate import DEFAULT_PREFIX
+    from ..emulate.addressing import time_scale_of
+    from ..execute import network_kind
+    from ..execute.library_tuning import (PMPI_CANDIDATES, SMALL_CALLS_FACTOR, benchmark_program, benchmark_run,
+                                          check_all_to_all, measure_through_library)
+    from ..execute.launch import application_hosts, pmpi_library
+    from ..execute.sizes import format_size
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+    from .common import problem, progress_bar
+
+    given = [flag for flag, key in (("--schedule", "schedule"), ("--algorithm", "algorithm"), ("--alloc", "alloc"))
+             if getattr(args, key, None) is not None]
+    if given:
+        raise InputError(f"{', '.join(given)}: not with --pmpi, where the interposition library plans its own "
+                         "schedules for the benchmark's all-to-all of every host (as in an application)")
+    if not args.topology:
+        raise InputError("--pmpi needs --topology (and an all-to-all --traffic)")
+    if args.traffic is None:
+        args.traffic = "all-to-all"
+    modes = args.modes or list(PMPI_CANDIDATES)
+    for m in modes:
+        benchmark_run(m)
+    net, traffic = problem(args)
+    check_all_to_all(traffic, application_hosts(net))
+    benchmark, _ = benchmark_program(), pmpi_library()
+    launcher, extra = launcher_of(args), launcher_args(args)
+    kind = network_kind(bool(args.emulate or args.prefix), args.on_modelled_network, extra, launcher)
+    calls = args.calls or PMPI_CALLS
+    prefix = args.prefix or (DEFAULT_PREFIX if args.emulate else None)
+    with emulated_hosts(net, args.emulate, args.prefix, args) as namespace:
+        sizes = (f"{len(args.sizes)} sizes ({format_size(args.sizes[0])} to {format_size(args.sizes[-1])})"
+                 if len(args.sizes) > 1 else format_size(args.sizes[0]))
+        rounds = f"{args.repeats} round{'s' if args.repeats > 1 else ''}"
+        err.print(f"tuning through the interposition library: {len(modes)} candidates at {sizes}, {rounds} of one "
+                  f"launch each, {calls} timed calls per size ({SMALL_CALLS_FACTOR * calls} up to 8 KiB) after "
+                  f"{args.warmup} warm-up: "
+                  f"{', '.join(modes)}",
+                  markup=False)
+        columns = (TextColumn("launches"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with progress_bar(*columns, hidden=args.json) as bar:
+            task = bar.add_task("launches", total=args.repeats * len(modes))
+
+            def on_launch(done: int, total: int) -> None:
+                bar.update(task, completed=done)
+                if not err.is_interactive:
+                    err.print(f"  {done}/{total} launches done", markup=False)
+
+            sweep = measure_through_library(
+                net, traffic, args.sizes, modes, benchmark, rounds=args.repeats, calls=calls, warmup=args.warmup,
+                namespace=namespace, prefix=prefix, network_kind=kind,
+                launcher=launcher, launcher_args=extra, timeout_s=args.timeout, time_scale=time_scale_of(namespace),
+                pace_headroom=args.pace_headroom, on_launch=on_launch)
+        time_scale = time_scale_of(namespace)
+    return net, traffic.name, sweep, time_scale
 
 
 def selection_table(table: Any) -> Table:
@@ -133,6 +211,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                     "measure in the network 'netem up' built with it")
     add_emulation_options(p)
     add_launch_options(p, DEFAULT_TIMEOUT_S)
+    p.add_argument("--pmpi", action="store_true",
+                   help="time the candidates as the interposition library runs them: the C benchmark "
+                        "(pmpi/build/alltoall_bench, make pmpi) under the library with frames or paced forced, and "
+                        "MPICH's own collectives alone; the table for launch --pmpi --selection (default candidates "
+                        "frames, paced, alltoall, alltoallv; --repeats rounds of one launch per candidate)")
+    p.add_argument("--calls", type=count_arg, metavar="N",
+                   help=f"--pmpi: timed calls per size in each launch, ten times as many up to 8 KiB (default "
+                        f"{PMPI_CALLS}); their average is one timed run")
     p.add_argument("--on-modelled-network", action="store_true",
                    help="declare that the ranks run on the modelled network (a cluster, with its host file)")
     p.add_argument("--output", required=True, metavar="TABLE.json", help="the selection table to write")

@@ -48,7 +48,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator, Mapping, NamedTuple, Sequence
+from typing import IO, Any, Callable, ContextManager, Iterator, Mapping, NamedTuple, Sequence
 
 from ..errors import BackendError, InputError
 from ..network import Network
@@ -332,8 +332,10 @@ class RunOutcome(NamedTuple):
 
 
 def run_application(cmd: Sequence[str], guard: SignalGuard, timeout_s: float | None = None,
-                    grace_s: float = DEFAULT_GRACE_S, poll_s: float = 0.05) -> RunOutcome:
-    """Run the launch command ``cmd`` to its end, its output passing through, under ``guard``.
+                    grace_s: float = DEFAULT_GRACE_S, poll_s: float = 0.05, stdout: IO | None = None,
+                    stderr: IO | None = None) -> RunOutcome:
+    """Run the launch command ``cmd`` to its end under ``guard``, its output passing through
+    (or written to the files ``stdout`` and ``stderr`` when given).
 
     The launcher runs in a session of its own. A signal the guard receives is forwarded to it
     (Hydra's ``mpiexec`` passes it to every rank); past ``timeout_s`` it is sent SIGTERM. When
@@ -352,7 +354,7 @@ def run_application(cmd: Sequence[str], guard: SignalGuard, timeout_s: float | N
         guard.release()
         raise LaunchInterrupted(guard.signum)
     try:
-        proc = subprocess.Popen(list(cmd), start_new_session=True)
+        proc = subprocess.Popen(list(cmd), start_new_session=True, stdout=stdout, stderr=stderr)
     except OSError as e:
         guard.release()
         raise BackendError(f"cannot start {cmd[0]}: {e.strerror or e}") from None
@@ -450,7 +452,7 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
            timeout_s: float | None = None, env: Mapping[str, str] | None = None,
            emulation_settings: Mapping[str, Any] | None = None, emulation: EmulationFactory | None = None,
            report: Callable[[str], None] | None = None,
-           grace_s: float = DEFAULT_GRACE_S) -> LaunchResult:
+           grace_s: float = DEFAULT_GRACE_S, stdout: IO | None = None, stderr: IO | None = None) -> LaunchResult:
     """Run the program ``argv`` with one rank per host of ``network`` (or of ``hosts``, in the
     network's order) and return how it ended (see the module's description).
 
@@ -478,6 +480,8 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
         its own, which takes the settings from its options and also times one flow).
     report
         Called with each line launch has to say (what runs where; a failure), None: silent.
+    stdout, stderr
+        Files that take the application's output (None: it passes through).
 
     Raises
     ------
@@ -538,7 +542,8 @@ def launch(argv: Sequence[str], network: Network, hosts: Sequence[str] | None = 
             if library is not None:
                 say(f"interposition library preloaded: {library}, fabric {fabric}"
                     + (f", selection {table}" if table is not None else ""))
-            returncode, timed_out, killed, forwarded = run_application(cmd, guard, timeout_s, grace_s)
+            returncode, timed_out, killed, forwarded = run_application(cmd, guard, timeout_s, grace_s,
+                                                                       stdout=stdout, stderr=stderr)
         except KeyboardInterrupt as e:
             # Nothing may interrupt the removal of what was built; an emulated network's own
             # handler (while it was being built) says which signal it was.

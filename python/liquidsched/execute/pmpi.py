@@ -30,6 +30,8 @@ class PmpiBuild:
 
     library: Path
     check_program: Path
+    #: the OSU-like benchmark of MPI_Alltoall and MPI_Alltoallv (``pmpi/bench/alltoall_bench.c``)
+    benchmark: Path
 
 
 def find_mpicc() -> str | None:
@@ -62,7 +64,7 @@ def build_pmpi(mpicc: str | None = None, timeout_s: float = 900.0) -> PmpiBuild:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
         raise BackendError(f"building the interposition library failed:\n{tail}")
     build = PMPI_DIR / "build"
-    return PmpiBuild(build / "libliquidsched_pmpi.so", build / "alltoall_check")
+    return PmpiBuild(build / "libliquidsched_pmpi.so", build / "alltoall_check", build / "alltoall_bench")
 
 
 def application_command(argv: Sequence[str], ranks: int, fabric: str | os.PathLike | None = None,
