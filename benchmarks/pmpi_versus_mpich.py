@@ -6,9 +6,9 @@ library must cost nothing. Needs root (network namespaces, tc).
 
     python benchmarks/pmpi_versus_mpich.py --output out/pmpi.json --plot out/pmpi.png
 
-For each network of ``emulated_networks.py`` (the benchmark's ``MPI_Alltoall`` is among every
-rank: on ``two-switch`` an all-to-all of every host, not the network's half all-to-all; the
-backbone with every host sending and receiving, ``ALL_RANKS_TOPOLOGY``)
+For each network of ``emulated_networks.py`` where every host sends and receives (the
+benchmark's ``MPI_Alltoall`` is among every rank: not ``two-switch``, whose hosts only send or
+only receive; the backbone with every host sending and receiving, ``ALL_RANKS_TOPOLOGY``)
 and each buffer regime: ``liquidsched tune --pmpi`` writes the table: this benchmark times the
 modes the library runs (frames and paced under the library, ``MPI_Alltoall`` and
 ``MPI_Alltoallv`` of MPICH alone) at every size it measures from 1 KiB, ``--repeats`` rounds
@@ -45,6 +45,7 @@ from rich.console import Console
 from rich.table import Table
 
 from liquidsched.io.files import write_document
+from liquidsched.traffic import all_to_all
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "pmpi" / "build" / "alltoall_bench"
@@ -340,8 +341,10 @@ def report(local: dict | None, records: list[dict], console: Console) -> list[bo
 
 
 def default_keys() -> list[str]:
-    """Every network: the benchmark runs its own all-to-all of every host on each."""
-    return [k for k, *_ in NETWORKS]
+    """Every network where every host sends and receives (``MPI_Alltoall`` is among every rank):
+    not ``two-switch``, whose hosts only send or only receive (its ``all-to-all`` goes from one
+    switch's hosts to the other's), and the backbone as ``ALL_RANKS_TOPOLOGY``."""
+    return [k for k, _, _, traffic_of, *_ in NETWORKS if traffic_of is all_to_all]
 
 
 def main() -> None:
