@@ -33,9 +33,15 @@ NETWORKS = (
 )
 REGIMES = ("deep", "shallow")
 #: The C benchmark's ``MPI_Alltoall`` is among every rank: where a network's hosts only send or
-#: only receive (the backbone's redistribution goes from A to B), the same network with every host
-#: doing both, so that the library can plan the call and the backbone carries it both ways.
-ALL_RANKS_TOPOLOGY = {"backbone": "backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s,both_ways=true"}
+#: only receive (the backbone's redistribution goes from A to B, two-switch's from t to r), the
+#: same network with every host doing both, so that the library can plan the call and the
+#: inter-switch links carry it both ways.
+ALL_RANKS_TOPOLOGY = {"backbone": "backbone:n1=10,n2=10,card_Bps=20Mbit/s,backbone_Bps=100Mbit/s,both_ways=true",
+                      "two-switch": "two-switch:capacity_Bps=100Mbit/s,both_ways=true"}
+#: The C benchmark's largest message on such a network, where not 4 MiB / the size divisor:
+#: two-switch's all-to-all of all ten hosts puts 24 messages on each inter-switch link against
+#: the half all-to-all's 6, so 1 MiB loads it as 4 MiB loads the paper's exchange.
+ALL_RANKS_LARGEST = {"two-switch": 1 << 20}
 
 
 def add_network_options(parser, prefix: str, only: str = "", regimes: str = ",".join(REGIMES)) -> None:

@@ -6,10 +6,10 @@ library must cost nothing. Needs root (network namespaces, tc).
 
     python benchmarks/pmpi_versus_mpich.py --output out/pmpi.json --plot out/pmpi.png
 
-For each network of ``emulated_networks.py`` where every host sends and receives (the
-benchmark's ``MPI_Alltoall`` is among every rank: not ``two-switch``, whose hosts only send or
-only receive; the backbone with every host sending and receiving, ``ALL_RANKS_TOPOLOGY``)
-and each buffer regime: ``liquidsched tune --pmpi`` writes the table: this benchmark times the
+For each network of ``emulated_networks.py``, with every host sending and receiving (the
+benchmark's ``MPI_Alltoall`` is among every rank: the backbone and two-switch as
+``ALL_RANKS_TOPOLOGY`` makes them; messages up to 4 MiB, less where ``ALL_RANKS_LARGEST`` or
+the network's size divisor says) and each buffer regime: ``liquidsched tune --pmpi`` writes the table: this benchmark times the
 modes the library runs (frames and paced under the library, ``MPI_Alltoall`` and
 ``MPI_Alltoallv`` of MPICH alone) at every size it measures from 1 KiB, ``--repeats`` rounds
 of one launch each with ``--calls`` calls per size; then the benchmark runs 1 B – 8 KiB with ``--small-iterations``
@@ -40,7 +40,7 @@ from types import SimpleNamespace
 from typing import Callable
 
 from common import benchmark_parser, progress_bar
-from emulated_networks import ALL_RANKS_TOPOLOGY, NETWORKS, add_network_options, chosen_networks
+from emulated_networks import ALL_RANKS_LARGEST, ALL_RANKS_TOPOLOGY, NETWORKS, add_network_options, chosen_networks
 from rich.console import Console
 from rich.table import Table
 
@@ -238,8 +238,8 @@ def add_options(parser, prefix: str = "") -> None:
     parser.add_argument(f"--{prefix}iterations", type=int, default=7, help="timed calls per size from 16 KiB (default 7)")
     parser.add_argument(f"--{prefix}small-iterations", type=int, default=200,
                         help="timed calls per size to 8 KiB (default 200)")
-    parser.add_argument(f"--{prefix}small-rounds", type=int, default=3,
-                        help="alternating rounds of MPICH and the library at 1 B – 8 KiB, emulated (default 3)")
+    parser.add_argument(f"--{prefix}small-rounds", type=int, default=7,
+                        help="alternating rounds of MPICH and the library at 1 B – 8 KiB, emulated (default 7)")
     parser.add_argument(f"--{prefix}large-rounds", type=int, default=1,
                         help="alternating rounds of MPICH and the library from 16 KiB, emulated (default 1)")
     parser.add_argument(f"--{prefix}local-rounds", type=int, default=3,
@@ -276,7 +276,7 @@ def measure(opts, todo: list[tuple], regimes: list[str], prefix: str, progress,
     progress.advance(task)
     for key, label, topology, _, _, divisor in todo:
         topology = ALL_RANKS_TOPOLOGY.get(key, topology)
-        largest = (4 << 20) // divisor
+        largest = ALL_RANKS_LARGEST.get(key, (4 << 20) // divisor)
         record = {"network": label, "key": key, "topology": topology, "cells": []}
         for regime in regimes:
             progress.update(task, description=f"C benchmark, {key}, {regime}: tune")
@@ -341,10 +341,9 @@ def report(local: dict | None, records: list[dict], console: Console) -> list[bo
 
 
 def default_keys() -> list[str]:
-    """Every network where every host sends and receives (``MPI_Alltoall`` is among every rank):
-    not ``two-switch``, whose hosts only send or only receive (its ``all-to-all`` goes from one
-    switch's hosts to the other's), and the backbone as ``ALL_RANKS_TOPOLOGY``."""
-    return [k for k, _, _, traffic_of, *_ in NETWORKS if traffic_of is all_to_all]
+    """Every network where every host sends and receives (``MPI_Alltoall`` is among every rank),
+    as ``ALL_RANKS_TOPOLOGY`` makes the backbone and two-switch."""
+    return [k for k, _, _, traffic_of, *_ in NETWORKS if traffic_of is all_to_all or k in ALL_RANKS_TOPOLOGY]
 
 
 def main() -> None:

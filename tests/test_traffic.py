@@ -78,6 +78,19 @@ def test_backbone_both_ways_carries_an_all_to_all_of_every_host_across_each_dire
         ("a1", "A"), ("a2", "A"), ("a3", "A"), ("b1", "B"), ("b2", "B"))}
 
 
+def test_two_switch_both_ways_all_to_all_is_bound_by_the_inter_switch_links():
+    from liquidsched.bounds import compute_bound
+
+    net = build_topology("two-switch:capacity_Bps=1MB/s,both_ways=true")
+    traffic = make_traffic(net, "all-to-all", size_bytes=1_000_000)
+    assert len(traffic) == 10 * 9
+    bound = compute_bound(net, traffic)
+    # Six hosts on switch a, four on b: 6 × 4 one-second transfers cross each way; 9 per card.
+    assert bound.counts["l_ab"] == bound.counts["l_ba"] == 24
+    assert bound.counts["l_t1"] == bound.counts["l_t1_down"] == bound.counts["l_r5_up"] == 9
+    assert float(bound.duration_s) == 24.0 and set(bound.bottlenecks) == {"l_ab", "l_ba"}
+
+
 def test_skewed_traffic_follows_zipf_shares_of_each_senders_bytes():
     from liquidsched.traffic import skewed
 
