@@ -53,6 +53,9 @@ def test_without_a_table_small_calls_and_alltoallv_go_to_the_library_without_a_w
     assert "planned by" not in done.stderr and "falls back" not in done.stderr, done.stderr
     # 3 sizes x 2 collectives x (1 warm-up + 3 timed): every call the library's own, by choice
     assert made(done.stderr) == (0, 0, 0, 24)
+    # and each handed over after the library's own time, which it measures and says
+    handed = re.search(r"handed (\d+) calls to the library after ([\d.]+) us of its own on average", done.stderr)
+    assert handed and int(handed[1]) == 24 and float(handed[2]) >= 0, done.stderr
 
 
 def test_without_a_table_the_cost_model_plans_alltoall_where_mpichs_pairwise_exchange_congests(built, tmp_path):
@@ -62,8 +65,9 @@ def test_without_a_table_the_cost_model_plans_alltoall_where_mpichs_pairwise_exc
     said = re.search(r"MPI_Alltoall of 65536 B per message on 8 ranks: frames by the cost model \(MPICH's pairwise "
                      r"exchange ([\d.e-]+) s, liquid frames ([\d.e-]+) s\)", done.stderr)
     assert said and float(said[1]) > float(said[2]), done.stderr
-    # planned once, reused by the 2 later calls
+    # planned once, reused by the 2 later calls; none handed to the library
     assert made(done.stderr) == (1, 2, 0, 0)
+    assert "handed" not in done.stderr, done.stderr
 
 
 def test_without_a_table_a_crossbar_keeps_the_library_and_remembers_it(built, tmp_path):
