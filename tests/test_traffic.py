@@ -64,13 +64,18 @@ def test_backbone_redistribution():
     assert len(make_traffic(net, "all-to-all")) == 6
 
 
-def test_backbone_both_ways_carries_an_all_to_all_of_every_host_across_each_direction():
+def all_to_all_of_1MB_and_its_bound(topology: str):
     from liquidsched.bounds import compute_bound
 
-    net = build_topology("backbone:n1=3,n2=2,card_Bps=1MB/s,backbone_Bps=2MB/s,both_ways=true")
+    net = build_topology(topology)
     traffic = make_traffic(net, "all-to-all", size_bytes=1_000_000)
+    return traffic, compute_bound(net, traffic)
+
+
+def test_backbone_both_ways_carries_an_all_to_all_of_every_host_across_each_direction():
+    traffic, bound = all_to_all_of_1MB_and_its_bound(
+        "backbone:n1=3,n2=2,card_Bps=1MB/s,backbone_Bps=2MB/s,both_ways=true")
     assert len(traffic) == 5 * 4
-    bound = compute_bound(net, traffic)
     # 3 × 2 transfers each way across the backbone at 2 MB/s; 4 out of every card at 1 MB/s.
     assert bound.counts["A>B"] == bound.counts["B>A"] == 6
     assert float(bound.duration_s) == 4.0 and set(bound.bottlenecks) == {f"{h}>{s}" for h, s in (
@@ -79,12 +84,8 @@ def test_backbone_both_ways_carries_an_all_to_all_of_every_host_across_each_dire
 
 
 def test_two_switch_both_ways_all_to_all_is_bound_by_the_inter_switch_links():
-    from liquidsched.bounds import compute_bound
-
-    net = build_topology("two-switch:capacity_Bps=1MB/s,both_ways=true")
-    traffic = make_traffic(net, "all-to-all", size_bytes=1_000_000)
+    traffic, bound = all_to_all_of_1MB_and_its_bound("two-switch:capacity_Bps=1MB/s,both_ways=true")
     assert len(traffic) == 10 * 9
-    bound = compute_bound(net, traffic)
     # Six hosts on switch a, four on b: 6 × 4 one-second transfers cross each way; 9 per card.
     assert bound.counts["l_ab"] == bound.counts["l_ba"] == 24
     assert bound.counts["l_t1"] == bound.counts["l_t1_down"] == bound.counts["l_r5_up"] == 9

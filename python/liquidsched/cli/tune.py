@@ -135,12 +135,14 @@ def measure_through_pmpi(args: argparse.Namespace) -> tuple[Any, str, dict[str, 
         benchmark_run(m)
     net, traffic = problem(args)
     check_all_to_all(traffic, application_hosts(net))
-    benchmark, _ = benchmark_program(), pmpi_library()
+    benchmark = benchmark_program()
+    pmpi_library()  # refused before any network is built when it is missing
     launcher, extra = launcher_of(args), launcher_args(args)
     kind = network_kind(bool(args.emulate or args.prefix), args.on_modelled_network, extra, launcher)
     calls = args.calls or PMPI_CALLS
     prefix = args.prefix or (DEFAULT_PREFIX if args.emulate else None)
     with emulated_hosts(net, args.emulate, args.prefix, args) as namespace:
+        time_scale = time_scale_of(namespace)
         sizes = (f"{len(args.sizes)} sizes ({format_size(args.sizes[0])} to {format_size(args.sizes[-1])})"
                  if len(args.sizes) > 1 else format_size(args.sizes[0]))
         rounds = f"{args.repeats} round{'s' if args.repeats > 1 else ''}"
@@ -161,9 +163,8 @@ def measure_through_pmpi(args: argparse.Namespace) -> tuple[Any, str, dict[str, 
             sweep = measure_through_library(
                 net, traffic, args.sizes, modes, benchmark, rounds=args.repeats, calls=calls, warmup=args.warmup,
                 namespace=namespace, prefix=prefix, network_kind=kind,
-                launcher=launcher, launcher_args=extra, timeout_s=args.timeout, time_scale=time_scale_of(namespace),
+                launcher=launcher, launcher_args=extra, timeout_s=args.timeout, time_scale=time_scale,
                 pace_headroom=args.pace_headroom, on_launch=on_launch)
-        time_scale = time_scale_of(namespace)
     return net, traffic.name, sweep, time_scale
 
 

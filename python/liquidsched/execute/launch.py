@@ -54,7 +54,7 @@ from ..errors import BackendError, InputError
 from ..network import Network
 from ..emulate.addressing import time_scale_of
 from . import HERE_NETWORKS, NAMESPACE_ENV, SRUN_NAMESPACES, Launcher, network_kind, resolve_launcher
-from .pmpi import application_command
+from .pmpi import application_command, built_file
 
 #: The signals a launch owns while it runs.
 GUARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -182,19 +182,8 @@ def application_hosts(network: Network, hosts: Sequence[str] | None = None) -> l
 
 
 def pmpi_library() -> Path:
-    """The interposition library ``make pmpi`` builds.
-
-    Raises
-    ------
-    BackendError
-        when it is not built.
-    """
-    from .pmpi import PMPI_DIR
-
-    library = PMPI_DIR / "build" / "libliquidsched_pmpi.so"
-    if not library.is_file():
-        raise BackendError(f"the interposition library is not built ({library}): run make pmpi")
-    return library
+    """The interposition library ``make pmpi`` builds (:func:`~liquidsched.execute.pmpi.built_file`)."""
+    return built_file("libliquidsched_pmpi.so", "the interposition library")
 
 
 def selection_path(path: str | os.PathLike, network: Network | None = None, ranks: int | None = None) -> Path:

@@ -27,12 +27,13 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from ..errors import BackendError, InputError
 from ..network import Network
 from ..traffic import Traffic
 from .plan import alltoall_mode_env, alltoallv_mode_env, library_mode_env
+from .pmpi import built_file
 from .sizes import resized_traffic, time_statistics
 
 #: liquidsched's modes the interposition library runs (``LIQUIDSCHED_MODE``).
@@ -64,19 +65,8 @@ class BenchmarkRun:
 
 
 def benchmark_program() -> Path:
-    """The benchmark ``make pmpi`` builds.
-
-    Raises
-    ------
-    BackendError
-        when it is not built.
-    """
-    from .pmpi import PMPI_DIR
-
-    program = PMPI_DIR / "build" / "alltoall_bench"
-    if not program.is_file():
-        raise BackendError(f"the benchmark is not built ({program}): run make pmpi")
-    return program
+    """The benchmark ``make pmpi`` builds (:func:`~liquidsched.execute.pmpi.built_file`)."""
+    return built_file("alltoall_bench", "the benchmark")
 
 
 def benchmark_run(mode: str, pace_headroom: float | None = None) -> BenchmarkRun:
@@ -191,7 +181,10 @@ def launch_benchmark(run: BenchmarkRun, benchmark: Path, network: Network, sizes
             if r["collective"] == run.collective}, doc.get("mpi_library", "")
 
 
-def rotated(items: Sequence[str], by: int) -> list[str]:
+T = TypeVar("T")
+
+
+def rotated(items: Sequence[T], by: int) -> list[T]:
     """``items`` starting at position ``by`` (modulo their number).
 
     >>> rotated(["a", "b", "c"], 4)
@@ -233,7 +226,7 @@ def measure_through_library(network: Network, traffic: Traffic, sizes: Sequence[
     library = ""
     total, done = rounds * len(runs), 0
     for k in range(rounds):
-        for run in rotated(runs, k):  # type: ignore[arg-type]
+        for run in rotated(runs, k):
             measured, library = launch_benchmark(run, benchmark, network, sizes, calls, warmup, namespace=namespace,
                                                  prefix=prefix, launcher=launcher, launcher_args=launcher_args,
                                                  timeout_s=timeout_s)

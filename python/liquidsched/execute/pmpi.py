@@ -24,6 +24,20 @@ from .launcher import Launcher, env_prefix, launch_command
 PMPI_DIR = Path(__file__).resolve().parents[3] / "pmpi"
 
 
+def built_file(name: str, what: str) -> Path:
+    """``pmpi/build/<name>``, which ``make pmpi`` builds.
+
+    Raises
+    ------
+    BackendError
+        naming ``what`` and ``make pmpi`` when it is not built.
+    """
+    path = PMPI_DIR / "build" / name
+    if not path.is_file():
+        raise BackendError(f"{what} is not built ({path}): run make pmpi")
+    return path
+
+
 @dataclass(frozen=True)
 class PmpiBuild:
     """What ``make -C pmpi`` built."""
@@ -126,4 +140,4 @@ def _number(text: str) -> str | int | float:
     return text
 
 
-__all__ = ["PMPI_DIR", "PmpiBuild", "application_command", "build_pmpi", "find_mpicc", "parse_results"]
+__all__ = ["PMPI_DIR", "PmpiBuild", "application_command", "build_pmpi", "built_file", "find_mpicc", "parse_results"]
