@@ -21,6 +21,7 @@ from .backbone import backbone
 from .crossbar import crossbar
 from .fat_tree import fat_tree
 from .hierarchical import hierarchical
+from .ml_cluster import rail_optimised, two_tier
 from .random_graph import random_network
 from .swiss_t1 import swiss_t1
 from .torus import mesh, torus
@@ -65,6 +66,7 @@ def _guarded(name: str, build: Callable[..., Network]) -> Callable[..., Network]
 backbone, crossbar, fat_tree, hierarchical = (_guarded("backbone", backbone), _guarded("crossbar", crossbar),
                                               _guarded("fat-tree", fat_tree), _guarded("hierarchical", hierarchical))
 mesh, torus, random_network = _guarded("mesh", mesh), _guarded("torus", torus), _guarded("random", random_network)
+rail_optimised, two_tier = _guarded("rail-optimised", rail_optimised), _guarded("two-tier", two_tier)
 
 BUILDERS: dict[str, Builder] = {
     b.name: b
@@ -78,12 +80,14 @@ BUILDERS: dict[str, Builder] = {
         Builder("crossbar", crossbar, "n hosts on one non-blocking switch"),
         Builder("backbone", backbone, "paper 004: two clusters joined by one backbone link"),
         Builder("random", random_network, "seeded random switch graph, mixed link kinds and capacities"),
+        Builder("rail-optimised", rail_optimised, "servers of accelerators, NIC g on rail g's leaf, spines above"),
+        Builder("two-tier", two_tier, "servers with a fast internal crossbar under an oversubscribed fabric"),
     )
 }
 
 
 #: Rate parameters of the builders (the others of type float are plain numbers).
-RATE_PARAMETERS = ("capacity_Bps", "card_Bps", "backbone_Bps", "c1", "c2")
+RATE_PARAMETERS = ("capacity_Bps", "card_Bps", "backbone_Bps", "c1", "c2", "nic_Bps", "nvlink_Bps", "internal_Bps")
 #: The most nodes a built-in topology may have: a spec that implies more is refused before it is
 #: built (``crossbar:n=100000000`` would fill the memory first).
 MAX_NODES = 1_000_000
@@ -130,6 +134,10 @@ def _nodes(name: str, kw: dict[str, Any], defaults: dict[str, Any]) -> int:
         return v["n1"] + v["n2"] + 2
     if name == "random":
         return v["switches"] + v["hosts"]
+    if name == "rail-optimised":
+        return v["servers"] * (2 * v["gpus"] + 1) + v["gpus"] + v["spines"]
+    if name == "two-tier":
+        return v["servers"] * (v["gpus"] + 1) + v["servers"] // max(v["servers_per_leaf"], 1) + 1 + v["spines"]
     return 0
 
 
