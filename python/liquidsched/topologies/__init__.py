@@ -196,4 +196,4 @@ def resolve_topology(spec: str | os.PathLike) -> Network:
 
 __all__ = ["BUILDERS", "Builder", "build_topology", "resolve_topology", "two_switch", "swiss_t1",
            "hierarchical", "fat_tree", "torus", "mesh", "crossbar", "backbone",
-           "random_network"]
+           "random_network", "rail_optimised", "two_tier"]
