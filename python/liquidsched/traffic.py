@@ -22,6 +22,8 @@ import numpy as np
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
 from .io.files import read_document, read_text
+from .matrices import SPEC_FIELDS as MATRIX_FIELDS
+from .moe import SPEC_FIELDS as MOE_FIELDS
 from .network import Network
 from .units import MAX_SIZE_BYTES, parse_size
 
@@ -632,7 +634,19 @@ def load_traffic(path: str | os.PathLike, default_size_bytes: int | None = None)
     # matrix's header is a corner cell and receivers.
     if _ROW_COLUMNS <= set(header) or set(header) <= _ROW_COLUMNS:
         return Traffic(_rows_to_transfers(p, header, rows[1:]), p.stem)
+    if all(_is_number(c) for c in header):
+        raise TrafficError(f"{p}: line 1 is numbers, not host names: a matrix of ranks without names is read as "
+                           f"matrix:file={p} (rank i is the i-th host; total=SIZE reads the cells as shares)")
     return Traffic(_matrix_to_transfers(p, header, rows[1:]), p.stem)
+
+
+def _is_number(cell: str) -> bool:
+    """Whether a CSV cell is a plain number (a rank matrix's cell, not a host's name)."""
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 #: The columns of a CSV traffic written as rows.
@@ -692,11 +706,14 @@ def _matrix_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> l
 
 # -- by name -------------------------------------------------------------------------------------
 
-GENERATORS = ("all-to-all", "half-all-to-all", "scatter", "gather", "permutation", "random", "skewed")
+GENERATORS = ("all-to-all", "half-all-to-all", "scatter", "gather", "permutation", "random", "skewed", "moe",
+              "matrix")
+#: The generators whose spec sizes the transfers, so that ``--size`` does not apply, and how.
+SIZED_BY_SPEC = {"moe": "tokens × bytes_per_token", "matrix": "the file's cells, or total="}
 #: The parameters each generator takes in a spec (``random:seed=1,density=0.7``).
 GENERATOR_PARAMETERS = {"all-to-all": (), "half-all-to-all": ("include_self",), "scatter": ("root",),
                         "gather": ("root",), "permutation": ("seed",), "random": ("seed", "density"),
-                        "skewed": ("seed", "alpha")}
+                        "skewed": ("seed", "alpha"), "moe": MOE_FIELDS, "matrix": MATRIX_FIELDS}
 
 
 def make_traffic(net: Network, spec: str, hosts: Sequence[str] | None = None,
@@ -752,8 +769,31 @@ def _generated(net: Network, name: str, kw: dict[str, str], hosts: Sequence[str]
     elif name == "skewed":
         alpha = parse_number(kw["alpha"], at("alpha"), least=0, most=1e3) if "alpha" in kw else 1.0
         traffic = skewed(net, hosts, seed, alpha, size_bytes)
+    elif name in ("moe", "matrix"):
+        traffic = _rank_matrix_traffic(net, name, kw, hosts)
     else:
         density = parse_number(kw["density"], at("density"), least=0, most=1, above_least=True) \
             if "density" in kw else 1.0
         traffic = random_matrix(net, hosts, seed, density, max(1, size_bytes // 10), size_bytes)
     return traffic
+
+
+def _rank_matrix_traffic(net: Network, name: str, kw: dict[str, str], hosts: Sequence[str] | None) -> Traffic:
+    """A ``moe`` or ``matrix`` traffic: a rank matrix on the hosts that both send and receive, in
+    order (rank ``i`` is the ``i``-th of them)."""
+    from .matrices import bytes_from_spec, matrix_traffic
+    from .moe import routing_from_spec
+
+    senders, receivers = _roles(net, hosts)
+    receiving = set(receivers)
+    ranks = [h for h in senders if h in receiving]
+    if name == "moe":
+        routing = routing_from_spec(kw, len(ranks))
+        _check_transfers(len(routing.bytes) ** 2, name)
+        return matrix_traffic(ranks, routing.bytes, f"moe-{routing.skew}")
+    matrix, label = bytes_from_spec(kw)
+    if len(matrix) > len(ranks):
+        raise TrafficError(f"traffic spec matrix: a matrix of {len(matrix)} ranks, but only {len(ranks)} hosts "
+                           "both send and receive here")
+    _check_transfers(len(matrix) ** 2, name)
+    return matrix_traffic(ranks, matrix, label)

@@ -102,6 +102,8 @@ TOPOLOGY_PARAMS = {
     "torus": ["dims", "capacity_Bps", "hosts_per_router", "wrap"], "mesh": ["dims", "capacity_Bps", "hosts_per_router"],
     "crossbar": ["n", "capacity_Bps"], "backbone": ["n1", "n2", "card_Bps", "backbone_Bps"],
     "random": ["switches", "hosts", "extra_cables", "seed", "capacity_Bps", "heterogeneous", "shared"],
+    "rail-optimised": ["servers", "gpus", "nic_Bps", "nvlink_Bps", "oversubscription", "spines", "pxn"],
+    "two-tier": ["servers", "gpus", "servers_per_leaf", "nic_Bps", "internal_Bps", "oversubscription", "spines"],
 }
 PLATFORM_PARAMS = {"complete": ["n", "bandwidth_Bps", "speed_flops"], "star": ["n", "bandwidth_Bps", "speed_flops"],
                    "chain": ["n", "bandwidth_Bps", "speed_flops"],
@@ -113,6 +115,9 @@ TRAFFIC_SPECS = {
     "random": {"seed": SPEC_BAD + ["0", "99999999999999999999"], "density": SPEC_BAD + ["0", "2", "1e-300"]},
     "permutation": {"seed": SPEC_BAD}, "skewed": {"seed": SPEC_BAD, "alpha": SPEC_BAD + ["0", "1e308"]},
     "half-all-to-all": {"include_self": ["", "maybe", "1"]},
+    "moe": {"tokens": SPEC_BAD + ["0"], "imbalance": SPEC_BAD + ["0.5", "1e308"], "skew": ["", "nope", "zipf"],
+            "experts": SPEC_BAD + ["0", "3"], "top_k": SPEC_BAD + ["0", "1000"]},
+    "matrix": {"file": ["", "nope.csv"], "total": SPEC_BAD + ["0"], "step": SPEC_BAD + ["5"]},
 }
 
 

@@ -400,13 +400,18 @@ def _scheduler_names() -> list[str]:
 def problem(args: argparse.Namespace):
     """The network and traffic the problem options describe."""
     from ..topologies import resolve_topology
-    from ..traffic import DEFAULT_SIZE_BYTES, GENERATORS, allocation_hosts, make_traffic
+    from ..traffic import DEFAULT_SIZE_BYTES, GENERATORS, SIZED_BY_SPEC, allocation_hosts, make_traffic
 
     spec = args.traffic or DEFAULT_TRAFFIC
+    name = spec.partition(":")[0]
+    sized = ", ".join(g for g in GENERATORS if g not in SIZED_BY_SPEC)
     # A CSV gives every transfer its size; a JSON/YAML transfer without size_bytes takes --size.
-    if args.size is not None and spec.partition(":")[0] not in GENERATORS and spec.lower().endswith(".csv"):
-        raise InputError(f"--size applies to a generated traffic ({', '.join(GENERATORS)}) or to the transfers "
+    if args.size is not None and name not in GENERATORS and spec.lower().endswith(".csv"):
+        raise InputError(f"--size applies to a generated traffic ({sized}) or to the transfers "
                          f"of a JSON/YAML file that give no size_bytes; the sizes of {spec} are in the file")
+    if args.size is not None and name in SIZED_BY_SPEC:
+        raise InputError(f"--size applies to a generated traffic ({sized}); {name} sizes its transfers itself "
+                         f"({SIZED_BY_SPEC[name]})")
     net = resolve_topology(args.topology)
     hosts = allocation_hosts(net, args.alloc) if args.alloc is not None else None
     return net, make_traffic(net, spec, hosts, args.size or DEFAULT_SIZE_BYTES, file_size_bytes=args.size)
