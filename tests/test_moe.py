@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from liquidsched import moe
 from liquidsched.errors import TrafficError
-from liquidsched.matrices import matrix_bytes, matrix_traffic, read_rank_matrices
+from liquidsched.matrices import matrix_bytes, read_rank_matrices
 from liquidsched.topologies import crossbar
-from liquidsched.traffic import make_traffic
+from liquidsched.traffic import make_traffic, rank_matrix_traffic
 
 
 def inclusion_probabilities(p: list[float], k: int) -> list[float]:
@@ -201,5 +201,5 @@ def test_shares_of_a_total_add_up_to_it_and_each_is_within_a_byte_of_its_exact_s
 
 
 def test_matrix_traffic_drops_the_diagonal_and_empty_cells():
-    t = matrix_traffic(["a", "b"], np.array([[7, 0], [2, 9]]))
+    t = rank_matrix_traffic(["a", "b"], np.array([[7, 0], [2, 9]]))
     assert [(x.src, x.dst, x.size_bytes) for x in t] == [("b", "a", 2)]

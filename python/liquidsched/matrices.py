@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import TrafficError
-from .io.files import read_text
+from .io.files import read_bytes, read_text
 from .units import parse_size
 
 
@@ -89,7 +89,7 @@ def _cell(p: Path, line: int, column: int, text: str) -> float:
 def _npy_matrices(p: Path) -> list[np.ndarray]:
     """The matrices of a ``.npy`` file: a 2-d array is one, a 3-d array one per step."""
     try:
-        array = np.load(p, allow_pickle=False)
+        array = np.lib.format.read_array(io.BytesIO(read_bytes(p, TrafficError)), allow_pickle=False)
     except (OSError, ValueError) as e:
         raise TrafficError(f"{p}: cannot read as a NumPy array: {e}") from None
     if array.ndim == 2:
@@ -140,25 +140,19 @@ def matrix_bytes(matrix: np.ndarray, total_bytes: int | None = None, where: str 
     return out
 
 
-def matrix_traffic(hosts: list[str], bytes_matrix: np.ndarray, name: str = "matrix"):
-    """The traffic of a matrix of bytes on ``hosts`` (row and column ``i`` are ``hosts[i]``): a
+def off_diagonal_cells(bytes_matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The transfers of a matrix of bytes as columns (sender row, receiver column, bytes): a
     transfer per non-zero cell off the diagonal, senders in row order.
 
     Examples
     --------
-    >>> t = matrix_traffic(["a", "b", "c"], np.array([[5, 1, 0], [0, 0, 2], [3, 0, 9]]))
-    >>> [(x.src, x.dst, x.size_bytes) for x in t]
-    [('a', 'b', 1), ('b', 'c', 2), ('c', 'a', 3)]
+    >>> [c.tolist() for c in off_diagonal_cells(np.array([[5, 1, 0], [0, 0, 2], [3, 0, 9]]))]
+    [[0, 1, 2], [1, 2, 0], [1, 2, 3]]
     """
-    from .traffic import Traffic
-
-    m = np.asarray(bytes_matrix)
-    if m.shape[0] > len(hosts):
-        raise TrafficError(f"{name}: a matrix of {m.shape[0]} ranks on {len(hosts)} hosts")
-    off = m.copy()
+    off = np.array(bytes_matrix, copy=True)
     np.fill_diagonal(off, 0)
     src, dst = np.nonzero(off)
-    return Traffic.from_arrays(list(hosts[:m.shape[0]]), src, dst, off[src, dst], name)
+    return src, dst, off[src, dst]
 
 
 #: The fields of a ``matrix:`` traffic spec.

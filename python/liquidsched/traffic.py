@@ -781,7 +781,7 @@ def _generated(net: Network, name: str, kw: dict[str, str], hosts: Sequence[str]
 def _rank_matrix_traffic(net: Network, name: str, kw: dict[str, str], hosts: Sequence[str] | None) -> Traffic:
     """A ``moe`` or ``matrix`` traffic: a rank matrix on the hosts that both send and receive, in
     order (rank ``i`` is the ``i``-th of them)."""
-    from .matrices import bytes_from_spec, matrix_traffic
+    from .matrices import bytes_from_spec
     from .moe import routing_from_spec
 
     senders, receivers = _roles(net, hosts)
@@ -790,10 +790,21 @@ def _rank_matrix_traffic(net: Network, name: str, kw: dict[str, str], hosts: Seq
     if name == "moe":
         routing = routing_from_spec(kw, len(ranks))
         _check_transfers(len(routing.bytes) ** 2, name)
-        return matrix_traffic(ranks, routing.bytes, f"moe-{routing.skew}")
+        return rank_matrix_traffic(ranks, routing.bytes, f"moe-{routing.skew}")
     matrix, label = bytes_from_spec(kw)
     if len(matrix) > len(ranks):
         raise TrafficError(f"traffic spec matrix: a matrix of {len(matrix)} ranks, but only {len(ranks)} hosts "
                            "both send and receive here")
     _check_transfers(len(matrix) ** 2, name)
-    return matrix_traffic(ranks, matrix, label)
+    return rank_matrix_traffic(ranks, matrix, label)
+
+
+def rank_matrix_traffic(hosts: Sequence[str], bytes_matrix: np.ndarray, name: str = "matrix") -> Traffic:
+    """The traffic of a matrix of bytes on ``hosts`` (row and column ``i`` are ``hosts[i]``): a
+    transfer per non-zero cell off the diagonal (:func:`~liquidsched.matrices.off_diagonal_cells`)."""
+    from .matrices import off_diagonal_cells
+
+    n = len(bytes_matrix)
+    if n > len(hosts):
+        raise TrafficError(f"{name}: a matrix of {n} ranks on {len(hosts)} hosts")
+    return Traffic.from_arrays(list(hosts[:n]), *off_diagonal_cells(bytes_matrix), name=name)
