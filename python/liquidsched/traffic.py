@@ -7,9 +7,7 @@ network's job (:meth:`Traffic.resource_sets`).
 
 from __future__ import annotations
 
-import csv
 import math
-import io
 import os
 import random
 from collections import Counter
@@ -21,7 +19,8 @@ import numpy as np
 
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
-from .io.files import read_document, read_text
+from .io.files import read_document
+from .io.traffic_csv import read_transfer_rows
 from .matrices import SPEC_FIELDS as MATRIX_FIELDS
 from .moe import SPEC_FIELDS as MOE_FIELDS
 from .network import Network
@@ -615,93 +614,14 @@ def load_traffic(path: str | os.PathLike, default_size_bytes: int | None = None)
     """Read a traffic: JSON/YAML ``{transfers: [{src, dst, size_bytes}]}``, or CSV either as rows
     with a header naming the columns ``src``, ``dst`` and ``size_bytes`` (in any order) or as a
     matrix whose first row names the receivers and first column the senders (an empty or 0 cell
-    is no transfer).
+    is no transfer; :func:`~liquidsched.io.traffic_csv.read_transfer_rows`).
 
     A JSON/YAML transfer without ``size_bytes`` takes ``default_size_bytes``; without one it is
     refused."""
     p = Path(path)
     if p.suffix.lower() != ".csv":
         return Traffic.from_dict(read_document(p, TrafficError), str(p), default_size_bytes)
-    text = read_text(p, TrafficError)  # a byte-order mark is dropped there
-    try:
-        rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
-    except csv.Error as e:
-        raise TrafficError(f"{p}: cannot read: {e}") from None
-    if not rows:
-        raise TrafficError(f"{p}: empty file")
-    header = [c.strip() for c in rows[0]]
-    # Rows when the header names the three columns (in any order) or names nothing else; a
-    # matrix's header is a corner cell and receivers.
-    if _ROW_COLUMNS <= set(header) or set(header) <= _ROW_COLUMNS:
-        return Traffic(_rows_to_transfers(p, header, rows[1:]), p.stem)
-    if all(_is_number(c) for c in header):
-        raise TrafficError(f"{p}: line 1 is numbers, not host names: a matrix of ranks without names is read as "
-                           f"matrix:file={p} (rank i is the i-th host; total=SIZE reads the cells as shares)")
-    return Traffic(_matrix_to_transfers(p, header, rows[1:]), p.stem)
-
-
-def _is_number(cell: str) -> bool:
-    """Whether a CSV cell is a plain number (a rank matrix's cell, not a host's name)."""
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
-#: The columns of a CSV traffic written as rows.
-_ROW_COLUMNS = frozenset(("src", "dst", "size_bytes"))
-
-
-def _csv_size(p: Path, line: int, column: int, text: str, allow_zero: bool) -> int:
-    """A size cell: units allowed as in ``--size`` (``1MB``, ``64KiB``); an empty or ``0`` cell
-    of a matrix means no transfer."""
-    cell = text.strip()
-    if allow_zero and cell in ("", "0"):
-        return 0
-    try:
-        return parse_size(cell)
-    except ValueError as e:
-        raise TrafficError(f"{p}: line {line}, column {column}: {e}") from None
-
-
-def _rows_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> list[Transfer]:
-    """Transfers from rows whose columns the header names (``dst,src,size_bytes`` as well as
-    ``src,dst,size_bytes``): each of the three once, nothing else."""
-    wanted = ("src", "dst", "size_bytes")
-    for name in header:
-        if name not in _ROW_COLUMNS:
-            raise TrafficError(f"{p}: line 1: unknown column {name!r} in the header "
-                               f"(a row file has the columns {','.join(wanted)}, in any order)")
-        if header.count(name) > 1:
-            raise TrafficError(f"{p}: line 1: column {name!r} appears twice in the header")
-    missing = [name for name in wanted if name not in header]
-    if missing:
-        raise TrafficError(f"{p}: line 1: no column {missing[0]!r} in the header "
-                           f"(a row file has the columns {','.join(wanted)}, in any order)")
-    src, dst, size = (header.index(name) for name in wanted)
-    out = []
-    for i, row in enumerate(rows, start=2):
-        if len(row) != len(header):
-            raise TrafficError(f"{p}: line {i}: expected {len(header)} columns {','.join(header)}, got {len(row)}: "
-                               f"{','.join(row)!r}")
-        out.append(Transfer(row[src].strip(), row[dst].strip(), _csv_size(p, i, size + 1, row[size], False)))
-    return out
-
-
-def _matrix_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> list[Transfer]:
-    receivers = header[1:]
-    out = []
-    for i, row in enumerate(rows, start=2):
-        if len(row) - 1 != len(receivers):
-            raise TrafficError(f"{p}: line {i}: {len(row) - 1} sizes but {len(receivers)} receivers in the header "
-                               "(every row has one size per receiver; 0 or empty for none)")
-        sender = row[0].strip()
-        for j, cell in enumerate(row[1:]):
-            size = _csv_size(p, i, j + 2, cell, True)
-            if size:
-                out.append(Transfer(sender, receivers[j], size))
-    return out
+    return Traffic([Transfer(*row) for row in read_transfer_rows(p)], p.stem)
 
 
 # -- by name -------------------------------------------------------------------------------------
