@@ -123,7 +123,7 @@ def expert_popularity(skew: str, experts: int, parameter: float | None, seed: in
     return popularity / popularity.sum()
 
 
-def pick_experts(popularity: np.ndarray, tokens: int, top_k: int, seed: int) -> np.ndarray:
+def pick_experts(popularity: np.ndarray, tokens: int, top_k: int, seed: int | tuple[int, int]) -> np.ndarray:
     """``tokens × top_k`` distinct experts per token, drawn one after another by ``popularity``
     without replacement.
 
@@ -262,8 +262,14 @@ def route_tokens(ranks: int, experts: int | None = None, top_k: int = DEFAULT_TO
     if imbalance is not None:
         parameter = calibrate(imbalance, skew, experts, experts // ranks, ranks, top_k, tokens, seed)
     popularity = expert_popularity(skew, experts, parameter, seed)
-    picks = pick_experts(popularity, tokens * ranks, top_k, seed + 1)
-    per_rank = experts // ranks
+    return _routed(popularity, ranks, top_k, tokens, bytes_per_token, seed + 1, parameter, skew)
+
+
+def _routed(popularity: np.ndarray, ranks: int, top_k: int, tokens: int, bytes_per_token: int,
+            seed: int | tuple[int, int], parameter: float | None, skew: str) -> Routing:
+    """The routing of ``tokens`` tokens per rank drawn from ``popularity`` with ``seed``."""
+    picks = pick_experts(popularity, tokens * ranks, top_k, seed)
+    per_rank = len(popularity) // ranks
     return Routing(dispatch_matrix(picks, tokens, per_rank, ranks, bytes_per_token), popularity,
                    choices_per_rank(picks, per_rank, ranks), parameter, skew)
 
@@ -326,16 +332,13 @@ def route_steps(steps: int, ranks: int, experts: int | None = None, top_k: int =
     out = [first]
     walk = np.random.default_rng((seed, 1 << 20))
     log_popularity = np.log(first.popularity)
-    per_rank = len(first.popularity) // ranks
     popularity = first.popularity
     for step in range(1, steps):
         if drift:
             log_popularity = log_popularity + drift * walk.standard_normal(len(log_popularity))
             popularity = np.exp(log_popularity - log_popularity.max())
             popularity /= popularity.sum()
-        picks = pick_experts(popularity, tokens * ranks, top_k, (seed, step))
-        out.append(Routing(dispatch_matrix(picks, tokens, per_rank, ranks, bytes_per_token), popularity,
-                           choices_per_rank(picks, per_rank, ranks), first.parameter, skew))
+        out.append(_routed(popularity, ranks, top_k, tokens, bytes_per_token, (seed, step), first.parameter, skew))
     return out
 
 

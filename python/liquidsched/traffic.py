@@ -712,9 +712,6 @@ def _rank_matrix_traffic(net: Network, name: str, kw: dict[str, str], hosts: Seq
         _check_transfers(len(routing.bytes) ** 2, name)
         return rank_matrix_traffic(ranks, routing.bytes, f"moe-{routing.skew}")
     matrix, label = bytes_from_spec(kw)
-    if len(matrix) > len(ranks):
-        raise TrafficError(f"traffic spec matrix: a matrix of {len(matrix)} ranks, but only {len(ranks)} hosts "
-                           "both send and receive here")
     _check_transfers(len(matrix) ** 2, name)
     return rank_matrix_traffic(ranks, matrix, label)
 
@@ -726,5 +723,5 @@ def rank_matrix_traffic(hosts: Sequence[str], bytes_matrix: np.ndarray, name: st
 
     n = len(bytes_matrix)
     if n > len(hosts):
-        raise TrafficError(f"{name}: a matrix of {n} ranks on {len(hosts)} hosts")
+        raise TrafficError(f"{name}: a matrix of {n} ranks, but only {len(hosts)} hosts that both send and receive")
     return Traffic.from_arrays(list(hosts[:n]), *off_diagonal_cells(bytes_matrix), name=name)

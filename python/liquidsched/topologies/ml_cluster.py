@@ -92,7 +92,7 @@ def rail_optimised(servers: int = 8, gpus: int = 4, nic_Bps: float = NIC_BPS, nv
                         table.setdefault(port(i, g), {})[dst] = f"nv{i}"
                     else:
                         table.setdefault(port(i, g), {})[dst] = rail(g)
-            for i in range(servers):
+            for i in range(servers if pxn else 0):
                 if i != t:
                     # Through NVLink to the destination's rail: that port sends it up its rail.
                     table.setdefault(f"nv{i}", {})[dst] = port(i, h)
@@ -126,13 +126,14 @@ def two_tier(servers: int = 16, gpus: int = 4, servers_per_leaf: int = 4, nic_Bp
     leaves = -(-servers // servers_per_leaf)
     leaf_of = lambda i: f"leaf{i // servers_per_leaf}"  # noqa: E731
     spine = lambda x: f"spine{x}"  # noqa: E731
+    # One leaf needs no spine.
+    spine_count = spines if leaves > 1 else 0
     uplink = servers_per_leaf * gpus * nic_Bps / (oversubscription * spines)
-    sw = [spine(x) for x in range(spines)] + [f"leaf{j}" for j in range(leaves)]
+    sw = [spine(x) for x in range(spine_count)] + [f"leaf{j}" for j in range(leaves)]
     names, links = [], []
-    if leaves > 1:
-        for j in range(leaves):
-            for x in range(spines):
-                links += cable(f"leaf{j}", spine(x), uplink)
+    for j in range(leaves):
+        for x in range(spine_count):
+            links += cable(f"leaf{j}", spine(x), uplink)
     for i in range(servers):
         sw.append(f"x{i}")
         links += cable(f"x{i}", leaf_of(i), gpus * nic_Bps)
@@ -145,15 +146,11 @@ def two_tier(servers: int = 16, gpus: int = 4, servers_per_leaf: int = 4, nic_Bp
         for j in range(leaves):
             leaf = f"leaf{j}"
             table.setdefault(leaf, {})[dst] = dst if leaf == leaf_of(t) else spine(t % spines)
-        for x in range(spines):
+        for x in range(spine_count):
             table.setdefault(spine(x), {})[dst] = leaf_of(t)
         for i in range(servers):
             if i != t:
                 table.setdefault(f"x{i}", {})[dst] = leaf_of(i)
-    if leaves == 1:
-        sw = [s for s in sw if not s.startswith("spine")]
-        for x in range(spines):
-            table.pop(spine(x), None)
     return Network(switches(sw) + hosts(names), links, NextHop(table), name="two-tier",
                    description=f"{servers} servers × {gpus} accelerators, {servers_per_leaf} per leaf, "
                                f"{oversubscription:g}:1 to {spines} spines")
