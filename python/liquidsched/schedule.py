@@ -23,6 +23,7 @@ from .io.fields import Fields, read_count, read_id, read_list, read_mapping, rea
 from .io.files import read_document, write_document
 from .io.topology import topology_from_dict, topology_to_dict
 from .network import Network
+from .relay import Relay
 from .traffic import Traffic
 
 FORMAT = "liquidsched-schedule"
@@ -55,15 +56,27 @@ class ScheduleInfo:
 
 
 class Schedule:
-    """An ordered list of timeframes for ``traffic`` on ``network``."""
+    """An ordered list of timeframes for ``traffic`` on ``network``.
+
+    A relayed schedule (``relay`` given, :mod:`liquidsched.relay`) is a schedule of the legs of
+    an exchange whose bytes go through other hosts: ``traffic`` holds the legs, and
+    ``relay.original`` the exchange's own transfers.
+    """
 
     def __init__(self, network: Network, traffic: Traffic, frames: Sequence[Sequence[Piece]],
-                 info: ScheduleInfo) -> None:
+                 info: ScheduleInfo, relay: Relay | None = None) -> None:
         self.network = network
         self.traffic = traffic
         self.frames: list[list[Piece]] = [list(f) for f in frames]
         self.info = info
+        self.relay = relay
         self._bound: Bound | None = None
+
+    @property
+    def exchange(self) -> Traffic:
+        """The exchange the schedule carries out: the relayed traffic of a relayed schedule,
+        else its own traffic."""
+        return self.traffic if self.relay is None else self.relay.original
 
     @classmethod
     def from_indices(cls, network: Network, traffic: Traffic, frames: Iterable[Iterable[int]],
@@ -199,6 +212,13 @@ class Schedule:
             summary["overhead_s"] = overhead
             summary["makespan_with_overhead_s"] = float(with_overhead)
             summary["ratio_with_overhead"] = float(bound.duration_s / with_overhead)
+        if self.relay is not None and makespan:
+            # A relayed schedule's bound is that of its legs; what the user exchanges, and the
+            # bound of sending it straight, are the relayed traffic's.
+            direct = compute_bound(self.network, self.relay.original).duration_s
+            summary.update(relayed=True, legs=len(self.traffic), direct_duration_s=float(direct),
+                           ratio_to_direct_bound=float(direct / makespan),
+                           throughput_Bps=float(self.relay.original.total_bytes / makespan))
         if self.info.optimal and not summary["time_optimal"]:
             summary["note"] = ("fewest frames proven; transfers take different times in their slots, "
                                "so fewest frames is not proven least time")
@@ -215,7 +235,7 @@ class Schedule:
 
     def to_dict(self) -> dict[str, Any]:
         info = self.info
-        return {
+        doc = {
             "format": FORMAT,
             "version": VERSION,
             "info": {"algorithm": info.algorithm, "parameters": info.parameters,
@@ -225,6 +245,9 @@ class Schedule:
             "traffic": self.traffic.to_dict(),
             "frames": [[{"transfer": p.transfer, "bytes": p.bytes} for p in f] for f in self.frames],
         }
+        if self.relay is not None:
+            doc["relay"] = self.relay.to_dict(self.traffic)
+        return doc
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "") -> Schedule:
@@ -233,7 +256,7 @@ class Schedule:
         prefix = f"{where}: " if where else ""
         try:
             _check_is_schedule_document(doc)
-            top = Fields(doc, "", E, ("format", "version", "info", "network", "traffic", "frames"))
+            top = Fields(doc, "", E, ("format", "version", "info", "network", "traffic", "frames", "relay"))
             if top.get("version", read_count) != VERSION:
                 raise E(f"version: unsupported (this liquidsched reads {VERSION})")
             info = _read_info(top.get("info", read_mapping, {"algorithm": "unknown"}))
@@ -246,11 +269,13 @@ class Schedule:
                     pieces.append(Piece(p.get("transfer", read_id), p.get("bytes", _read_bytes)))
                 frames.append(pieces)
             network_doc, traffic_doc = top.get("network", read_mapping), top.get("traffic", read_mapping)
+            relay_doc = top.get("relay", read_mapping, None)
         except E as e:
             raise E(f"{prefix}{e}") from None
         network = topology_from_dict(network_doc, f"{prefix}network")
         traffic = Traffic.from_dict(traffic_doc, f"{prefix}traffic")
-        return cls(network, traffic, frames, info)
+        relay = None if relay_doc is None else Relay.from_dict(relay_doc, traffic, f"{prefix}relay")
+        return cls(network, traffic, frames, info, relay)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule file (JSON), atomically."""

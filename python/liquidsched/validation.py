@@ -7,7 +7,11 @@ every path and checks the two rules of the liquid model —
 * no resource carries more pieces of one timeframe than it has slots (one slot: no resource is
   used twice) —
 
-and reports every violation, naming the frame, the resource, its slots and the transfers on it.
+and, for a relayed schedule (:mod:`liquidsched.relay`), the rules of relaying: every leg carries
+as many bytes as it says, a host forwards only bytes that an earlier step brought to it, and
+every original transfer ends whole at its destination and nowhere else. It reports every
+violation, naming the frame, the resource, its slots and the transfers on it, or the leg, the
+host and the original transfer.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from .wording import plural
 @dataclass(frozen=True)
 class Violation:
     """One broken rule. ``kind`` is one of ``empty-frame``, ``unknown-transfer``, ``bad-bytes``,
-    ``duplicated``, ``missing``, ``conflict``; ``frame`` is the frame it is in (from 1), None for
+    ``duplicated``, ``missing``, ``conflict``, and for a relayed schedule ``relay-content``,
+    ``causality``, ``undelivered``; ``frame`` is the frame it is in (from 1), None for
     a rule about a whole transfer."""
 
     kind: str
@@ -153,10 +158,101 @@ def validate(schedule: Schedule) -> list[Violation]:
                     f"frame {f}: resource {net.resources[r]} has {plural(slots, 'slot')} but carries "
                     f"{len(users[r])} transfers: {', '.join(users[r])}", f))
     # Frame by frame, a frame's pieces before its conflicts, then the transfers (sorted is stable).
-    delivery = delivery_violations(schedule)
+    delivery = delivery_violations(schedule) + relay_violations(schedule)
     last = len(schedule.frames) + 1
     return sorted(delivery + violations, key=lambda v: (last if v.frame is None else v.frame,
                                                         v.kind in ("empty-frame", "conflict")))
+
+
+def relay_violations(schedule: Schedule) -> list[Violation]:
+    """The violations of the rules of relaying (none when the schedule is not relayed): a leg's
+    parts that do not add up to its size or name no original transfer, bytes forwarded by a host
+    that no earlier step brought to it (a leg's pieces carry its parts in frame order; what
+    arrives in a step can leave in the next), and original bytes that end anywhere but whole
+    at their destination.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import crossbar
+    >>> from liquidsched.traffic import Traffic, Transfer
+    >>> from liquidsched.schedule import Piece, Schedule, ScheduleInfo
+    >>> from liquidsched.relay import Relay
+    >>> original = Traffic([Transfer("h0", "h2", 10)])
+    >>> legs = Traffic([Transfer("h0", "h1", 10), Transfer("h1", "h2", 10)])
+    >>> frames = [[Piece("h0->h1", 10), Piece("h1->h2", 10)]]
+    >>> s = Schedule(crossbar(3), legs, frames, ScheduleInfo("by hand"), Relay(original, [[(0, 10)], [(0, 10)]]))
+    >>> [str(v) for v in relay_violations(s)]
+    ['frame 1: leg h1->h2 forwards 10 bytes of h0->h2 that h1 does not hold (it holds 0)', '10 bytes of h0->h2 end at h1, not at its destination h2']
+    """
+    relay = schedule.relay
+    if relay is None:
+        return []
+    legs, original = schedule.traffic, relay.original
+    if len(relay.contents) != len(legs):
+        return [Violation("relay-content", f"the relay describes {len(relay.contents)} legs, the schedule has "
+                                           f"{len(legs)}")]
+    violations = []
+    for leg, parts in enumerate(relay.contents):
+        name = legs.names[leg]
+        if any(not 0 <= i < len(original) or b <= 0 for i, b in parts):
+            violations.append(Violation("relay-content", f"leg {name}: a part names no original transfer or has "
+                                                         f"no bytes"))
+        elif sum(b for _, b in parts) != legs[leg].size_bytes:
+            violations.append(Violation("relay-content", f"leg {name}: its parts carry {sum(b for _, b in parts)} "
+                                                         f"bytes, the leg {legs[leg].size_bytes}"))
+    if violations:
+        return violations
+    return violations + _causality_violations(schedule)
+
+
+def _causality_violations(schedule: Schedule) -> list[Violation]:
+    """Walk the frames step by step, holding what each host has of each original transfer."""
+    relay, legs = schedule.relay, schedule.traffic
+    original = relay.original
+    held: dict[tuple[str, int], int] = defaultdict(int)
+    for c, t in enumerate(original):
+        held[t.src, c] += t.size_bytes
+    cursor = [[0, 0] for _ in legs]
+    violations = []
+    arriving: list[tuple[str, int, int]] = []
+    steps = schedule.frame_steps()
+    for f, (frame, step) in enumerate(zip(schedule.frames, steps), start=1):
+        if f > 1 and step != steps[f - 2]:
+            for host, c, b in arriving:
+                held[host, c] += b
+            arriving = []
+        for piece in frame:
+            leg = legs.index.get(piece.transfer)
+            if leg is None or piece.bytes <= 0:
+                continue
+            src, dst = legs[leg].src, legs[leg].dst
+            parts, at = relay.contents[leg], cursor[leg]
+            amount = piece.bytes
+            while amount > 0 and at[0] < len(parts):
+                c, b = parts[at[0]]
+                take = min(amount, b - at[1])
+                if held[src, c] < take:
+                    violations.append(Violation(
+                        "causality", f"frame {f}: leg {piece.transfer} forwards {take} bytes of "
+                                     f"{original.names[c]} that {src} does not hold (it holds {held[src, c]})", f))
+                held[src, c] = max(0, held[src, c] - take)
+                arriving.append((dst, c, take))
+                amount -= take
+                at[1] += take
+                if at[1] == b:
+                    at[0], at[1] = at[0] + 1, 0
+    for host, c, b in arriving:
+        held[host, c] += b
+    for (host, c), b in sorted(held.items(), key=lambda item: (item[0][1], item[0][0])):
+        t = original[c]
+        if host != t.dst and b:
+            violations.append(Violation("undelivered", f"{b} bytes of {original.names[c]} end at {host}, not at its "
+                                                       f"destination {t.dst}"))
+    for c, t in enumerate(original):
+        if held.get((t.dst, c), 0) < t.size_bytes and t.src != t.dst:
+            violations.append(Violation("undelivered", f"{original.names[c]} reaches its destination with "
+                                                       f"{held.get((t.dst, c), 0)} of its {t.size_bytes} bytes"))
+    return violations
 
 
 def check(schedule: Schedule) -> Schedule:

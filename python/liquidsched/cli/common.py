@@ -440,6 +440,12 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
                    help="shuffle: the global window W_g in steps (in a step a node sends one packet to one "
                         "partner): it sends step k while fewer than W earlier steps are not wholly received "
                         "(auto: from the links' buffer_packets; default auto where a link declares one, else none)")
+    p.add_argument("--gpus", type=count_arg, metavar="G",
+                   help="fast, hierarchical, rails: accelerators per server, G consecutive hosts in network order "
+                        "(default: from host names such as s3.g1, as the rail-optimised and two-tier builders give)")
+    p.add_argument("--chunks", type=count_arg, metavar="N",
+                   help="hierarchical, rails: parts each message between servers is cut into, pipelined through "
+                        "the forwarding accelerator (default 4)")
     if overhead:
         p.add_argument("--overhead", type=duration_arg, metavar="TIME",
                        help="ggp, oggp, solstice, weighted: β, the cost of starting a step, such as 1ms or 250us "
@@ -454,7 +460,9 @@ ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",), "seed"),
                      "permutation": ("--permutation", ("shuffle", "pairwise"), "permutation"),
                      "remap": ("--remap", ("shuffle", "pairwise"), "remap"),
                      "packet_bytes": ("--packet-bytes", ("shuffle",), "packet_bytes"),
-                     "window": ("--window", ("shuffle",), "window")}
+                     "window": ("--window", ("shuffle",), "window"),
+                     "gpus": ("--gpus", ("fast", "hierarchical", "rails"), "gpus"),
+                     "chunks": ("--chunks", ("hierarchical", "rails"), "chunks")}
 
 
 def algorithm_options(args: argparse.Namespace, algorithm: str, shared: tuple[str, ...] = ()) -> dict[str, Any]:

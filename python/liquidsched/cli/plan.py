@@ -95,6 +95,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     table.add_row("time (frames model, latency excluded)",
                   f"{milliseconds(makespan, beside=duration)} for Λ = {milliseconds(duration, beside=makespan)}: "
                   f"{percent(summary['ratio_to_bound'], exact_one=exact)} of the liquid throughput")
+    if summary.get("relayed"):
+        direct = summary["direct_duration_s"]
+        table.add_row("relayed", f"{summary['legs']:,} legs carry the {len(schedule.exchange):,} transfers through other "
+                      f"hosts: Λ above is the legs'; sent straight, the transfers' Λ is "
+                      f"{milliseconds(direct, beside=makespan)}, which this schedule takes "
+                      f"{makespan / direct:.3f} × (frames model; the fluid model's steps policy predicts it as run)")
     if bound.slot_model_gap_s:
         table.add_row("slot-model limit", f"{float(bound.frame_bound_time_s) * 1e3:.3f} ms "
                       f"({percent(bound.frame_bound_ratio)}): no schedule of whole transfers in frames is faster")
@@ -138,7 +144,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if schedule.info.stats.get("stopped_by"):
         table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
     table.add_row("throughput (latency excluded)", mbps(summary["throughput_Bps"]))
-    table.add_row("liquid throughput", mbps(summary["liquid_throughput_Bps"]))
+    table.add_row("liquid throughput" + (" of the legs" if summary.get("relayed") else ""),
+                  mbps(summary["liquid_throughput_Bps"]))
     table.add_row("scheduling time", f"{schedule.info.time_s * 1e3:.2f} ms")
     written = [p for p in (args.output, args.plot) if p and p != "-"]
     if written:

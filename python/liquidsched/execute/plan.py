@@ -207,6 +207,10 @@ def exchange_plan(schedule: Schedule) -> ExchangePlan:
 
     # Buffers hold each transfer's bytes once: other bytes would overrun or leave them unfilled.
     require_exact_delivery(schedule)
+    if schedule.relay is not None:
+        # Its legs as messages of their own would move bytes no rank forwards: not this exchange.
+        raise InputError(f"the {schedule.info.algorithm} schedule is relayed (hosts forward what others send them); "
+                         "the executor runs schedules whose messages go straight to their destination")
     net, traffic = schedule.network, schedule.traffic
     hosts = rank_hosts(net, traffic)
     rank = {h: r for r, h in enumerate(hosts)}

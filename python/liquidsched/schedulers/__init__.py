@@ -17,6 +17,8 @@ from ..traffic import Traffic
 from .baselines import random_order, round_robin
 from .coloring import dsatur
 from .cpsat import cpsat
+from .fast import fast
+from .hierarchical import hierarchical, rails
 from .kpbs import ggp, oggp, solstice
 from .liquid import liquid
 from .shuffle import pairwise, shuffle
@@ -53,6 +55,9 @@ SCHEDULERS: dict[str, Scheduler] = {
     "weighted": weighted,
     "shuffle": shuffle,
     "pairwise": pairwise,
+    "fast": fast,
+    "hierarchical": hierarchical,
+    "rails": rails,
 }
 
 
@@ -94,4 +99,4 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
 
 
 __all__ = ["SCHEDULERS", "plan", "round_robin", "random_order", "dsatur", "liquid", "cpsat", "ggp", "oggp", "solstice", "weighted",
-           "shuffle", "pairwise"]
+           "shuffle", "pairwise", "fast", "hierarchical", "rails"]

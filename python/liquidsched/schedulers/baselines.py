@@ -13,7 +13,8 @@ from collections import Counter, defaultdict
 from typing import Sequence
 
 from ..network import Network
-from ..schedule import Schedule, ScheduleInfo
+from ..relay import Relay
+from ..schedule import Piece, Schedule, ScheduleInfo
 from ..traffic import Traffic
 
 
@@ -41,6 +42,23 @@ def split_steps_into_frames(steps: list[list[int]], resource_sets: list[frozense
                 step_frames.append(([i], Counter(resource_sets[i])))
         frames += [members for members, _ in step_frames]
     return frames
+
+
+def stepped_schedule(net: Network, traffic: Traffic, steps: list[list[tuple[int, int]]], info: ScheduleInfo,
+                     relay: Relay | None = None) -> Schedule:
+    """The schedule of ``steps`` of ``(transfer index, bytes)`` (one entry per transfer and step),
+    each step split where it would put more transfers on a resource than its slots, recording the
+    step of each frame (``info.stats["frame_steps"]``) where a step was split."""
+    names, resource_sets, slots = traffic.names, traffic.resource_sets(net), net.resource_slots
+    frames, frame_steps = [], []
+    for k, step in enumerate(steps):
+        size = dict(step)
+        for members in split_steps_into_frames([list(size)], resource_sets, slots):
+            frames.append([Piece(names[t], size[t]) for t in members])
+            frame_steps.append(k)
+    if len(frame_steps) != len(steps):
+        info.stats["frame_steps"] = frame_steps
+    return Schedule(net, traffic, frames, info, relay)
 
 
 def _endpoints_in_order(net: Network, traffic: Traffic) -> tuple[dict[str, int], dict[str, int]]:

@@ -34,9 +34,9 @@ from fractions import Fraction
 from .. import _core
 from ..errors import InputError
 from ..network import Network
-from ..schedule import Piece, Schedule, ScheduleInfo
+from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
-from .baselines import split_steps_into_frames
+from .baselines import stepped_schedule
 
 #: The orders, by name.
 PERMUTATIONS = ("shift", "xor", "edge-colour")
@@ -202,29 +202,6 @@ def _messages(traffic: Traffic, hosts: list[str]) -> tuple[dict[tuple[int, int],
     return pairs, selves
 
 
-def _frames_of_steps(net: Network, traffic: Traffic,
-                     steps: list[list[tuple[int, int]]]) -> tuple[list[list[Piece]], list[int]]:
-    """Steps of ``(transfer, bytes)`` as frames, each step split where it exceeds a resource's
-    slots, and the step of each frame."""
-    names, resource_sets, slots = traffic.names, traffic.resource_sets(net), net.resource_slots
-    frames, frame_steps = [], []
-    for k, step in enumerate(steps):
-        size = dict(step)
-        for members in split_steps_into_frames([list(size)], resource_sets, slots):
-            frames.append([Piece(names[t], size[t]) for t in members])
-            frame_steps.append(k)
-    return frames, frame_steps
-
-
-def _stepped_schedule(net: Network, traffic: Traffic, steps: list[list[tuple[int, int]]],
-                      info: ScheduleInfo) -> Schedule:
-    """The schedule of ``steps``, recording the step of each frame where steps were split."""
-    frames, frame_steps = _frames_of_steps(net, traffic, steps)
-    if len(frame_steps) != len(steps):
-        info.stats["frame_steps"] = frame_steps
-    return Schedule(net, traffic, frames, info)
-
-
 def packets_per_step(schedule: Schedule) -> list[Fraction | None]:
     """ν of each resource: the pieces crossing it per step on average, over the steps in which
     a piece crosses the network (a resource shared by both directions of a cable counts both);
@@ -337,7 +314,7 @@ def shuffle(net: Network, traffic: Traffic, permutation: str = "xor", remap: boo
         steps.append([(t, traffic[t].size_bytes) for t in selves])
     info = ScheduleInfo("shuffle", parameters={"permutation": permutation, "remap": remap, "packet_bytes": packet_bytes},
                         stats={"steps": len(steps), "rounds": rounds, "order_steps": len(order)})
-    schedule = _stepped_schedule(net, traffic, steps, info)
+    schedule = stepped_schedule(net, traffic, steps, info)
     info.parameters["window"] = resolve_window(schedule, window)
     return schedule
 
@@ -364,4 +341,4 @@ def pairwise(net: Network, traffic: Traffic, permutation: str = "edge-colour", r
         steps.append([(t, traffic[t].size_bytes) for t in selves])
     info = ScheduleInfo("pairwise", parameters={"permutation": permutation, "remap": remap},
                         stats={"steps": len(steps), "order_steps": len(order)})
-    return _stepped_schedule(net, traffic, steps, info)
+    return stepped_schedule(net, traffic, steps, info)

@@ -158,6 +158,8 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     # Every model and back end alike: a prediction of other bytes than the traffic's is of
     # another traffic (a missing transfer would show a ratio above the bound).
     require_exact_delivery(schedule)
+    if schedule.relay is not None:
+        _require_causal(model, policy)
     gated = model == "fluid" and policy in ("window", "steps")
     if window is not None and not (model == "fluid" and policy == "window"):
         raise InputError("a window applies to the fluid model's window policy")
@@ -189,6 +191,20 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
                                        wall)
     prediction.window = w or None
     return prediction
+
+
+#: The models and fluid policies that keep a relayed schedule's order between steps: a host
+#: forwards what an earlier step brought it (frames one after another, or each node step by step).
+CAUSAL_FLUID_POLICIES = ("frames", "steps")
+
+
+def _require_causal(model: str, policy: str) -> None:
+    """Refuse a model that would let a relayed schedule forward bytes before they arrive."""
+    if model == "circuit" or (model == "fluid" and policy not in CAUSAL_FLUID_POLICIES):
+        what = "the circuit model" if model == "circuit" else f"the fluid model's {policy} policy"
+        raise InputError(f"a relayed schedule forwards what earlier steps bring, which {what} does not keep: "
+                         f"predict it with the frames model or the fluid model's "
+                         f"{' or '.join(CAUSAL_FLUID_POLICIES)} policy")
 
 
 def whole_transfers(schedule: Schedule) -> Schedule:
