@@ -200,9 +200,7 @@ def relay_violations(schedule: Schedule) -> list[Violation]:
         elif sum(b for _, b in parts) != legs[leg].size_bytes:
             violations.append(Violation("relay-content", f"leg {name}: its parts carry {sum(b for _, b in parts)} "
                                                          f"bytes, the leg {legs[leg].size_bytes}"))
-    if violations:
-        return violations
-    return violations + _causality_violations(schedule)
+    return violations or _causality_violations(schedule)
 
 
 def _causality_violations(schedule: Schedule) -> list[Violation]:

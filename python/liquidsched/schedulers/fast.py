@@ -34,10 +34,9 @@ import time
 
 from ..errors import InputError
 from ..network import Network
-from ..relay import LegBuilder
 from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
-from .servers import balance_servers, relayed_schedule, send_inside, server_groups, sort_by_servers, take_bytes
+from .servers import balance_servers, relayed_schedule, send_inside, servers_and_legs, take_bytes
 
 
 def fast(net: Network, traffic: Traffic, gpus: int | None = None) -> Schedule:
@@ -67,10 +66,8 @@ def fast(net: Network, traffic: Traffic, gpus: int | None = None) -> Schedule:
     2 [('s1.g0->s1.g1', 2000), ('s0.g1->s0.g0', 500)]
     """
     start = time.perf_counter()
-    servers = server_groups(net, gpus, "fast")
-    sorted_traffic = sort_by_servers(traffic, servers, "fast")
-    g_count = sorted_traffic.gpus
-    legs = LegBuilder(traffic)
+    sorted_traffic, legs = servers_and_legs(net, traffic, gpus, "fast")
+    servers, g_count = sorted_traffic.servers, sorted_traffic.gpus
     hold, loads, balanced = balance_servers(legs, traffic, sorted_traffic)
     stages = birkhoff_von_neumann(padded(len(servers), loads))
     place, dst_of = sorted_traffic.place, [t.dst for t in traffic]

@@ -21,13 +21,12 @@ the transfers inside a server spread over the pipeline's steps.
 
 from __future__ import annotations
 
-from ..errors import InputError
 from ..network import Network
 from ..relay import LegBuilder
 from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
-from .servers import (Holding, ServerTraffic, balance_servers, equal_parts, relayed_schedule, send_inside, server_groups,
-                      sort_by_servers, take_bytes)
+from .servers import (Holding, ServerTraffic, balance_servers, equal_parts, relayed_schedule, send_inside,
+                      servers_and_legs, take_bytes)
 
 #: Parts a message between servers is cut into unless told.
 DEFAULT_CHUNKS = 4
@@ -57,10 +56,7 @@ def hierarchical(net: Network, traffic: Traffic, gpus: int | None = None, chunks
     1 [('s0.g0->s1.g0', 1500), ('s1.g0->s1.g1', 1500)]
     2 [('s1.g0->s1.g1', 1500)]
     """
-    _check_chunks("hierarchical", chunks)
-    servers = server_groups(net, gpus, "hierarchical")
-    by_server = sort_by_servers(traffic, servers, "hierarchical")
-    legs = LegBuilder(traffic)
+    by_server, legs = servers_and_legs(net, traffic, gpus, "hierarchical")
     send_inside(legs, traffic, by_server, 0)
     hold = {pair: [[[i, traffic[i].size_bytes] for i in row] for row in rows]
             for pair, rows in by_server.between.items()}
@@ -85,10 +81,7 @@ def rails(net: Network, traffic: Traffic, gpus: int | None = None, chunks: int =
     1 [('s0.g0->s1.g0', 1500), ('s0.g1->s1.g1', 1500)]
     2 [('s1.g0->s1.g1', 1500)]
     """
-    _check_chunks("rails", chunks)
-    servers = server_groups(net, gpus, "rails")
-    by_server = sort_by_servers(traffic, servers, "rails")
-    legs = LegBuilder(traffic)
+    by_server, legs = servers_and_legs(net, traffic, gpus, "rails")
     hold, _, moved = balance_servers(legs, traffic, by_server)
     first = 1 if moved else 0
     send_inside(legs, traffic, by_server, first, chunks)
@@ -114,8 +107,3 @@ def pipeline_on_rails(legs: LegBuilder, traffic: Traffic, by_server: ServerTraff
                     j = place[traffic[i].dst][1]
                     if j != g:
                         legs.send(first + k + 1, servers[t][g], servers[t][j], [(i, b)])
-
-
-def _check_chunks(algorithm: str, chunks: int) -> None:
-    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
-        raise InputError(f"{algorithm}: chunks must be a whole number >= 1, got {chunks!r}")

@@ -118,6 +118,13 @@ def sort_by_servers(traffic: Traffic, servers: list[list[str]], algorithm: str =
     return out
 
 
+def servers_and_legs(net: Network, traffic: Traffic, gpus: int | None,
+                     algorithm: str) -> tuple[ServerTraffic, LegBuilder]:
+    """What every relaying scheduler starts from: ``traffic`` sorted by the servers of ``net``
+    (:func:`server_groups`, :func:`sort_by_servers`) and an empty :class:`LegBuilder` for it."""
+    return sort_by_servers(traffic, server_groups(net, gpus, algorithm), algorithm), LegBuilder(traffic)
+
+
 def send_inside(legs: LegBuilder, traffic: Traffic, by_server: ServerTraffic, first: int, parts: int = 1) -> None:
     """Send every transfer inside a server (a host's own to itself too) straight to its
     destination, in ``parts`` equal parts from step ``first`` on."""
