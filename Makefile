@@ -68,6 +68,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/shuffle.py --part fluid --output $(OUT)/shuffle-fluid.json
 	$(PY) benchmarks/steady_state.py --output $(OUT)/steady-state.json --plot $(OUT)/steady-state.png
 	$(PY) benchmarks/moe.py --output $(OUT)/moe.json --plot $(OUT)/moe.png
+	$(PY) benchmarks/planning_time.py --output $(OUT)/planning-time.json --plot $(OUT)/planning-time.png
 	taskset -c 0 $(PY) benchmarks/simgrid_compare.py --output $(OUT)/simgrid-compare.json --plot $(OUT)/simgrid-compare.png
 
 bench-emulated: $(STAMP)

@@ -22,7 +22,9 @@
  * call that can be planned that way; library is the library's own always.
  *
  * A planned call: rank 0 plans the exchange once per communicator and signature of counts
- * (every rank's bytes to every other) through the liquidsched core and broadcasts it; later
+ * (every rank's bytes to every other) through the liquidsched core and broadcasts it (a paced
+ * call needs only Λ, which the core re-plans from the communicator's last paced plan, walking
+ * only the messages whose counts changed: milliseconds for 512 ranks); later
  * calls with the same signature reuse it (a small allreduce tells whether every rank's counts
  * are those of a plan). Plans and choices are cached per signature, failed plans too, whose
  * reason is said once. A plan runs on a private duplicate of the communicator (runs.c).
@@ -108,6 +110,7 @@ typedef struct {
     int next;      /* the slot the next plan takes (round robin: the same on every rank) */
     int unmapped;  /* -1 until asked: whether a rank of the communicator is not in the fabric */
     MPI_Comm comm; /* the private duplicate the pieces travel on, made with the first plan */
+    ls_paced_planner *paced; /* rank 0's: the routes between the ranks, and the last paced plan */
 } comm_cache;
 
 /* What LIQUIDSCHED_MODE asks: the cost model or a table (auto), or one way for every call. */
@@ -275,6 +278,7 @@ static int delete_cache(MPI_Comm comm, int key, void *value, void *extra) {
         free_entry(c->slot[k]);
     if (c->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&c->comm);
+    ls_paced_planner_free(c->paced);
     free(c);
     return MPI_SUCCESS;
 }
@@ -589,6 +593,71 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
     return e;
 }
 
+/* Rank 0's Λ of the gathered matrix, by the communicator's paced planner (made with its first
+ * paced plan, then re-planned from its last plan: only the messages that changed are walked);
+ * -1 with a message when the planner cannot be made or the plan fails. */
+static int paced_bound(comm_cache *c, MPI_Comm comm, const char *op, int n, const uint64_t *matrix, double *bound_s,
+                       char *error, size_t error_len) {
+    double t0 = PMPI_Wtime();
+    if (!c->paced) {
+        int32_t *world = malloc(n * sizeof *world);
+        world_ranks(comm, n, world);
+        c->paced = ls_paced_planner_new(fabric, (uint32_t)n, world, error, error_len);
+        free(world);
+        if (!c->paced)
+            return -1;
+    }
+    int warm = 0;
+    if (ls_paced_plan(c->paced, matrix, bound_s, &warm, error, error_len) != 0)
+        return -1;
+    if (verbose())
+        fprintf(stderr,
+                "liquidsched: %s on %d ranks planned paced (%s) in %.3f ms: bound %.6g s, paced over %.6g s (the "
+                "bound × %g)\n",
+                op, n, warm ? "from the last plan" : "cold", 1e3 * (PMPI_Wtime() - t0), *bound_s,
+                *bound_s * (1 + pace_headroom), 1 + pace_headroom);
+    return 0;
+}
+
+/* A paced call needs no frames: rank 0 plans Λ alone and broadcasts the paced duration; every
+ * rank checks that what each rank sends it is what it expects. The entry is ENTRY_FAILED (on
+ * every rank) when planning failed or the counts do not match. */
+static plan_entry *plan_paced(comm_cache *c, MPI_Comm comm, const char *op, int n, int me, const uint64_t *send_row,
+                              const uint64_t *recv_row) {
+    uint64_t *matrix = me == 0 ? malloc((size_t)n * n * sizeof *matrix) : NULL;
+    PMPI_Gather(send_row, n, MPI_UINT64_T, matrix, n, MPI_UINT64_T, 0, comm);
+    /* planned (0) or not (-1), and the paced duration: Λ × (1 + rank 0's headroom), so that
+     * every rank cuts its chunks alike */
+    double status[2] = {0, 0};
+    char error[512] = "";
+    if (me == 0) {
+        double bound_s = 0;
+        status[0] = paced_bound(c, comm, op, n, matrix, &bound_s, error, sizeof error);
+        status[1] = bound_s * (1 + pace_headroom);
+        free(matrix);
+    }
+    PMPI_Bcast(status, 2, MPI_DOUBLE, 0, comm);
+    plan_entry *e = new_entry(n, status[0] == 0 ? LS_MODE_PACED : ENTRY_FAILED, send_row, recv_row);
+    if (status[0] != 0) {
+        if (me == 0)
+            note_once(PLANNING_FAILED, op, error);
+        return e;
+    }
+    e->paced_s = status[1];
+    /* Chunks written where the receiver does not expect them would overrun its buffer. */
+    uint64_t *sent_to_me = malloc(n * sizeof *sent_to_me);
+    PMPI_Alltoall(send_row, 1, MPI_UINT64_T, sent_to_me, 1, MPI_UINT64_T, comm);
+    int mine = !memcmp(sent_to_me, recv_row, n * sizeof *sent_to_me), all;
+    free(sent_to_me);
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
+    if (!all) {
+        if (me == 0)
+            note_once(COUNTS_MISMATCH, op, NULL);
+        e->mode = ENTRY_FAILED;
+    }
+    return e;
+}
+
 /* The reason said for an agreed fallback: the highest whose bit some rank cleared. */
 static enum reason agreed_reason(unsigned cleared_bits) {
     for (int why = REASONS - 1; why > 0; why--)
@@ -672,7 +741,9 @@ static int scheduled_exchange(const char *op, int collective, MPI_Comm comm, enu
         e = c->slot[__builtin_ctz((unsigned)agreed[0] & SLOT_BITS)];
         reused_calls += e->mode > LS_MODE_LIBRARY;
     } else {
-        e = plan_exchange(comm, op, n, me, wanted, send_row[me == 0 ? 1 : 0], send_row, recv_row);
+        e = wanted == LS_MODE_PACED
+                ? plan_paced(c, comm, op, n, me, send_row, recv_row)
+                : plan_exchange(comm, op, n, me, wanted, send_row[me == 0 ? 1 : 0], send_row, recv_row);
         free_entry(c->slot[c->next]);
         c->slot[c->next] = e;
         c->next = (c->next + 1) % MAX_PLANS_PER_COMM;

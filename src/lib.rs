@@ -11,6 +11,7 @@ use liquidsched_core::{CoreError, Interrupt};
 mod coloring;
 mod kpbs;
 mod liquid;
+mod paced;
 mod shuffle;
 mod simulate;
 mod steady;
@@ -108,6 +109,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     coloring::register(m)?;
     kpbs::register(m)?;
     liquid::register(m)?;
+    paced::register(m)?;
     shuffle::register(m)?;
     simulate::register(m)?;
     steady::register(m)?;

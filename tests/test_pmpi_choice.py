@@ -10,8 +10,10 @@ import re
 
 import pytest
 
+from liquidsched.bounds import compute_bound
 from liquidsched.execute.selection import FORMAT, measured_on
 from liquidsched.topologies import resolve_topology
+from liquidsched.traffic import Traffic, Transfer
 
 from .test_pmpi import assert_exact, built, fabric_of, run_app  # noqa: F401  (the fixture)
 
@@ -240,3 +242,29 @@ def test_a_failed_plan_is_cached_and_said_once(built, tmp_path):
     assert done.stderr.count("falls back") == 1 and "no route from c to a" in done.stderr, done.stderr
     assert done.stderr.count("planning failed for these counts") == 1, done.stderr
     assert made(done.stderr)[:3] == (0, 0, 5)
+
+
+def test_paced_calls_are_planned_from_the_last_paced_plan_to_the_bound_of_their_own_counts(built, tmp_path):
+    # An MPI_Alltoall, then MPI_Alltoallv alternating between two signatures that differ in one
+    # message: the first paced plan is cold, the next two start from the one before (only the
+    # changed messages walked), and each says the bound of its own counts.
+    net, fabric = fabric_of(tmp_path, "random:switches=2,hosts=4,seed=1")
+    done, rows = run_app(built, 4, fabric, ["--op", "alltoall", "--sizes", "4000", "--vary", "--repeats", "1"],
+                         env={"LIQUIDSCHED_MODE": "paced"})
+    assert_exact(done, rows, 1 + 6)
+    said = re.findall(r"planned paced \((cold|from the last plan)\) in [0-9.]+ ms: bound ([0-9.e+-]+) s", done.stderr)
+    assert [how for how, _ in said] == ["cold", "from the last plan", "from the last plan"], done.stderr
+    hosts = net.hosts()[:4]
+
+    def bound(nbytes):
+        traffic = Traffic([Transfer(hosts[i], hosts[j], nbytes(i, j)) for i in range(4) for j in range(4)
+                           if i != j and nbytes(i, j)])
+        return float(compute_bound(net, traffic).duration_s)
+
+    def alltoallv(variant):
+        # alltoall_check's counts: ((5i + 3j) mod 4) units of 500 ints, rank 1 one unit more to rank 2 in variant 1
+        return lambda i, j: 4 * 500 * ((5 * i + 3 * j) % 4 + (1 if variant and (i, j) == (1, 2) else 0))
+
+    expected = [bound(lambda i, j: 4000), bound(alltoallv(0)), bound(alltoallv(1))]
+    assert [float(b) for _, b in said] == pytest.approx(expected, rel=1e-5)
+    assert made(done.stderr)[:3] == (3, 2 + 12 - 3, 0)

@@ -202,3 +202,48 @@ def test_the_paced_prediction_never_overloads_a_resource_and_ends_after_the_pace
     latency = max(sum(net.links[link].latency_s for link in net.route(t.src, t.dst)) for t in traffic)
     assert duration * (1 - 1e-9) <= got.makespan_s <= duration + max(steps) + latency + 1e-9
     assert got.policy == "paced" and got.ratio_to_bound == pytest.approx(lam / got.makespan_s, rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 50), st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 5_000_000)),
+                                    min_size=1, max_size=10))
+def test_a_paced_plan_from_the_last_one_is_the_bound_of_its_own_matrix(seed, changes):
+    # Heterogeneous links (random cable capacities), uneven sizes: each warm plan must say the
+    # bound compute_bound gives the same matrix, and what a cold plan of it says, bit for bit.
+    import numpy as np
+
+    from liquidsched.bounds import compute_bound
+    from liquidsched.execute.paced import RankPacedPlanner
+
+    net = build_topology(f"random:switches=3,hosts=5,extra_cables=2,seed={seed}")
+    hosts = net.hosts()
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 3_000_000, (5, 5)) * (1 - np.eye(5, dtype=np.int64))
+    warm = RankPacedPlanner(net, hosts)
+    for step, (i, j, nbytes) in enumerate([(0, 0, 0), *changes]):
+        matrix[i, j] = 0 if i == j else nbytes
+        got = warm.plan(matrix)
+        cold = RankPacedPlanner(net, hosts).plan(matrix)
+        assert (got.warm, cold.warm) == (step > 0, False)
+        assert (got.bound_s, got.bottleneck, got.crossing_bytes) == (cold.bound_s, cold.bottleneck, cold.crossing_bytes)
+        transfers = [Transfer(hosts[a], hosts[b], int(matrix[a, b])) for a in range(5) for b in range(5) if matrix[a, b]]
+        if not transfers:
+            assert got.bound_s == 0 and got.bottleneck is None
+            continue
+        bound = compute_bound(net, Traffic(transfers))
+        assert got.bound_s == pytest.approx(float(bound.duration_s), rel=1e-12)
+        assert got.bottleneck in bound.bottlenecks
+        assert got.crossing_bytes == bound.total_bytes
+
+
+def test_a_paced_plan_refuses_a_matrix_of_the_wrong_shape_or_negative_counts():
+    import numpy as np
+
+    from liquidsched.execute.paced import RankPacedPlanner
+
+    net = build_topology("crossbar:n=3")
+    planner = RankPacedPlanner(net, net.hosts())
+    with pytest.raises(InputError, match="3 × 3"):
+        planner.plan(np.zeros((2, 2)))
+    with pytest.raises(InputError, match=">= 0"):
+        planner.plan(-np.ones((3, 3)))

@@ -52,6 +52,17 @@ int ls_plan_ranks(const ls_fabric *fabric, uint32_t n, const int32_t *world_rank
                   double time_limit_s, ls_plan *out, char *error, size_t error_len);
 void ls_plan_free(ls_plan *plan);
 
+/* Paced plans of a communicator's exchanges: the routes between its n ranks (rank i is world
+ * rank world_rank[i]) taken from the fabric once; each plan gives Λ of a matrix of bytes
+ * (bytes[i * n + j] from rank i to rank j), walking only the messages that changed since the
+ * planner's last plan (warm: 1). NULL or -1 with a message in error. */
+typedef struct ls_paced_planner ls_paced_planner;
+ls_paced_planner *ls_paced_planner_new(const ls_fabric *fabric, uint32_t n, const int32_t *world_rank, char *error,
+                                       size_t error_len);
+int ls_paced_plan(ls_paced_planner *planner, const uint64_t *bytes, double *bound_s, int *warm, char *error,
+                  size_t error_len);
+void ls_paced_planner_free(ls_paced_planner *planner);
+
 /* Sizes and durations with their units, as the Python package reads them ("4KiB" is 4096 bytes,
  * "4KB" 4000, "500ms" half a second). 0 on success, -1 with a message in error. */
 int ls_parse_bytes(const char *text, uint64_t *out, char *error, size_t error_len);

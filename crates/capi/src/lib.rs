@@ -7,6 +7,7 @@
 pub mod fabric;
 pub mod input;
 pub mod model;
+pub mod paced;
 pub mod plan;
 pub mod selection;
 pub mod units;
@@ -15,10 +16,12 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use liquidsched_core::exchange::Planner;
+use liquidsched_core::paced::PacedPlanner;
 
 use crate::fabric::{parse_fabric, Fabric};
 use crate::input::read_file;
 use crate::model::{alltoall_can_lose, default_alltoall_mode};
+use crate::paced::rank_paced_planner;
 use crate::plan::{plan_ranks, RankPlan};
 use crate::selection::{Collective, Selection};
 use crate::units::{parse_bytes, parse_seconds, parse_share};
@@ -218,6 +221,72 @@ pub unsafe extern "C" fn ls_plan_free(plan: *mut LsPlan) {
             drop(Box::from_raw(p.owner as *mut PlanArrays));
             p.owner = std::ptr::null_mut();
         }
+    }
+}
+
+/// A paced planner for a communicator of `n` ranks, rank `i` being world rank `world_rank[i]`:
+/// NULL with a message when a rank is not in the fabric or a route is missing. Free it with
+/// [`ls_paced_planner_free`].
+///
+/// # Safety
+/// `fabric` comes from `ls_fabric_load`; `world_rank` has `n` entries; `error` a writable
+/// buffer of `error_len` bytes (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ls_paced_planner_new(
+    fabric: *const Fabric,
+    n: u32,
+    world_rank: *const i32,
+    error: *mut c_char,
+    error_len: usize,
+) -> *mut PacedPlanner {
+    guarded(error, error_len, std::ptr::null_mut(), || {
+        let fabric = fabric.as_ref().ok_or("no fabric")?;
+        if world_rank.is_null() && n > 0 {
+            return Err("a null pointer was given".into());
+        }
+        let ranks = if n == 0 { &[][..] } else { std::slice::from_raw_parts(world_rank, n as usize) };
+        Ok(Box::into_raw(Box::new(rank_paced_planner(fabric, ranks)?)))
+    })
+}
+
+/// Plan `bytes[i * n + j]` bytes from rank `i` to rank `j`, from the planner's last plan when
+/// it has one: Λ in `bound_s`, and in `warm` whether the plan started from the last one. 0 on
+/// success, -1 with a message.
+///
+/// # Safety
+/// `planner` comes from `ls_paced_planner_new`; `bytes` has `n * n` entries for its `n` ranks;
+/// `bound_s` and `warm` are writable; `error` a writable buffer of `error_len` bytes (or NULL).
+#[no_mangle]
+pub unsafe extern "C" fn ls_paced_plan(
+    planner: *mut PacedPlanner,
+    bytes: *const u64,
+    bound_s: *mut f64,
+    warm: *mut c_int,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int {
+    guarded(error, error_len, -1, || {
+        let planner = planner.as_mut().ok_or("no planner")?;
+        let n = planner.ranks();
+        if bound_s.is_null() || warm.is_null() || (bytes.is_null() && n > 0) {
+            return Err("a null pointer was given".into());
+        }
+        let matrix = if n == 0 { &[][..] } else { std::slice::from_raw_parts(bytes, n * n) };
+        let plan = planner.plan(matrix).map_err(|e| e.to_string())?;
+        *bound_s = plan.bound_s;
+        *warm = plan.warm as c_int;
+        Ok(0)
+    })
+}
+
+/// Free a planner from [`ls_paced_planner_new`].
+///
+/// # Safety
+/// `planner` comes from `ls_paced_planner_new` and is freed once.
+#[no_mangle]
+pub unsafe extern "C" fn ls_paced_planner_free(planner: *mut PacedPlanner) {
+    if !planner.is_null() {
+        drop(Box::from_raw(planner));
     }
 }
 

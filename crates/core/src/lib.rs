@@ -10,6 +10,7 @@ pub mod interrupt;
 pub mod kpbs;
 pub mod liquid;
 pub mod matching;
+pub mod paced;
 pub mod rational;
 pub mod shuffle;
 pub mod simulate;
