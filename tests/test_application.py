@@ -80,3 +80,22 @@ def test_the_apis_paced_headroom_is_the_interposition_librarys_variable(monkeypa
             headroom_from_environment()
     else:
         assert headroom_from_environment() == expected
+
+
+COUNTS_PROGRAM = Path(__file__).resolve().parent / "programs" / "application_counts_check.py"
+
+
+@pytest.mark.parametrize("topology, ranks", [("crossbar:n=2", 2), ("random:switches=3,hosts=5,seed=4", 5),
+                                             ("hierarchical:d1=4,d2=2,c2=25MB/s", 8)])
+def test_counts_that_change_from_call_to_call_are_replanned_or_reused_and_exact(topology, ranks):
+    modes = ["frames", "paced", "barrier-free", "alltoallv", "selected"]
+    done = subprocess.run([find_mpiexec(), "-n", str(ranks), sys.executable, str(COUNTS_PROGRAM), topology,
+                           ",".join(modes)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [r["mode"] for r in rows] == modes
+    assert all(r["exact"] for r in rows), rows
+    # matrices 0, 1, 2 planned once each; the later calls with 1 and 0 (twice) reuse theirs
+    assert all((r["planned"], r["reused"]) == (3, 3) for r in rows), rows
+    # the paced duration of every matrix is Λ of its own counts × (1 + headroom)
+    assert rows[1]["paced_duration_checked"] is True

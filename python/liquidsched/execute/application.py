@@ -17,6 +17,18 @@ application's own buffers as often as needed.
 Planning is collective: every rank gives its own send counts (and displacements); the counts
 are gathered, rank 0 plans the traffic between the ranks' hosts (rank ``r`` on the r-th host
 of the network unless ``hosts`` says otherwise; one rank per host) and broadcasts the schedule.
+
+Counts that change from call to call (a mixture-of-experts layer's dispatch) are given to the
+call itself, by every rank alike, as to ``MPI_Alltoallv``::
+
+    for step in range(100):
+        plan.alltoallv(send, recv, sendcounts=counts_of(step))   # re-planned, or a plan reused
+
+The counts are gathered (every rank learns the whole matrix, so all decide alike); a matrix and
+layout met before reuses its plan (the last :data:`MAX_PLANS` are kept), a new one is planned;
+``selected`` chooses the mode again for the new matrix. The paced mode needs only Λ: rank 0
+plans it in the core from the last paced plan (:class:`~liquidsched.execute.paced.RankPacedPlanner`,
+milliseconds for hundreds of ranks), with no schedule.
 Each call then moves the bytes in one of ``liquidsched run``'s modes (:data:`MODES`): frame by
 frame, barrier-free, all at once, ``MPI_Alltoallv`` itself, or paper 002's shuffle and pairwise
 exchanges (of the shuffle and pairwise schedulers' schedules). A rank's message to itself is
@@ -26,6 +38,7 @@ copied.
 from __future__ import annotations
 
 import dataclasses
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
@@ -34,7 +47,8 @@ from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic, Transfer
-from .paced import headroom_from_environment
+from .paced import RankPacedPlanner, headroom_from_environment, paced_duration_s
+from .prediction import crossing_lambda_s
 from .plan import MODES, STEPPED_MODES, ExchangePlan, exchange_plan
 
 
@@ -67,9 +81,35 @@ def _packed(counts: list[int]) -> list[int]:
     return [sum(counts[:k]) for k in range(len(counts))]
 
 
+#: The plans of other matrices a :class:`PersistentExchange` keeps for reuse.
+MAX_PLANS = 16
+#: The fields of a :class:`PersistentExchange` that make one plan (swapped when the counts change).
+_PLAN_FIELDS = ("mode", "schedule", "sendcounts", "sdispls", "recvcounts", "rdispls", "plan", "sub", "window",
+                "runner", "paced_s")
+
+
+@dataclasses.dataclass
+class _Replanning:
+    """What planning new counts needs: the network, the ranks' hosts and the choices the
+    exchange was planned with; the plans made so far, by signature (oldest first)."""
+
+    network: Network
+    rank_hosts: list[str]
+    algorithm: str
+    mode: str
+    selection: str | None
+    options: dict[str, Any]
+    plans: "OrderedDict[tuple, dict[str, Any]]" = dataclasses.field(default_factory=OrderedDict)
+    #: rank 0's paced planner, made with the first paced plan
+    paced: RankPacedPlanner | None = None
+    planned: int = 0
+    reused: int = 0
+
+
 @dataclasses.dataclass
 class PersistentExchange:
-    """An exchange planned for a communicator and counts; :meth:`alltoallv` runs it."""
+    """An exchange planned for a communicator and counts; :meth:`alltoallv` runs it, with new
+    counts when they are given."""
 
     comm: Any
     mode: str
@@ -86,16 +126,43 @@ class PersistentExchange:
     window: int | None = None
     #: this rank's :class:`~liquidsched.execute.worker.RankExchange` (None off the network)
     runner: Any = None
+    #: the paced mode's duration, Λ × (1 + headroom), in seconds (None in other modes)
+    paced_s: float | None = None
+    _replanning: _Replanning | None = None
+    _signature: tuple | None = None
 
-    def alltoallv(self, sendbuf: Any, recvbuf: Any) -> None:
+    @property
+    def planned(self) -> int:
+        """How many matrices were planned (the first included)."""
+        return self._replanning.planned if self._replanning else 1
+
+    @property
+    def reused(self) -> int:
+        """How many calls with new counts reused a plan made before."""
+        return self._replanning.reused if self._replanning else 0
+
+    def alltoallv(self, sendbuf: Any, recvbuf: Any, sendcounts: Sequence[int] | None = None,
+                  sdispls: Sequence[int] | None = None, recvcounts: Sequence[int] | None = None,
+                  rdispls: Sequence[int] | None = None) -> None:
         """Send ``sendbuf``'s messages and receive into ``recvbuf`` by the plan, as
         ``MPI_Alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls)`` would.
+
+        Parameters
+        ----------
+        sendcounts, sdispls, recvcounts, rdispls
+            New counts and displacements (elements of ``itemsize`` bytes), given by every rank
+            or by none: the call is then collective, re-plans for a matrix not met before and
+            reuses the plan of one met before. Defaults as in :func:`plan_alltoallv`. Without
+            them, the counts of the last call.
 
         Raises
         ------
         InputError
-            when a buffer is too small for the counts and displacements it was planned with.
+            when a buffer is too small for the counts and displacements, or (on every rank)
+            when new counts are wrong on any rank or planning them fails.
         """
+        if sendcounts is not None:
+            self._use_counts(sendcounts, sdispls, recvcounts, rdispls)
         send, recv = _byte_view(sendbuf, "sendbuf"), _byte_view(recvbuf, "recvbuf")
         if recv.flags.writeable is False:
             raise InputError("recvbuf: the buffer is read-only")
@@ -120,14 +187,52 @@ class PersistentExchange:
         if buf.size < need:
             raise InputError(f"{what}: {buf.size} bytes, but the counts and displacements reach byte {need}")
 
+    def _use_counts(self, sendcounts: Sequence[int], sdispls: Sequence[int] | None,
+                    recvcounts: Sequence[int] | None, rdispls: Sequence[int] | None) -> None:
+        """Make the plan of these counts the current one: reused when every rank's counts and
+        displacements are those of a plan kept, else planned (collective)."""
+        comm, size, me = self.comm, self.comm.Get_size(), self.comm.Get_rank()
+        mine = _agreed(comm, lambda: _counts(sendcounts, size, "sendcounts"))
+        matrix = comm.allgather(mine)
+        recv, sd, rd = _agreed(comm, lambda: _layout(mine, recvcounts, sdispls, rdispls,
+                                                     [matrix[i][me] for i in range(size)], size))
+        signature = (tuple(map(tuple, matrix)), tuple(comm.allgather((tuple(sd), tuple(rd)))))
+        if signature == self._signature:
+            return
+        replanning = self._replanning
+        assert replanning is not None, "plan_alltoallv makes every exchange"
+        kept = replanning.plans.get(signature)
+        if kept is not None:
+            replanning.plans.move_to_end(signature)
+            replanning.reused += 1
+        else:
+            kept = _planned_exchange(comm, replanning, matrix, self.itemsize, mine, sd, recv, rd)
+            replanning.plans[signature] = kept
+            replanning.planned += 1
+            if len(replanning.plans) > MAX_PLANS:
+                # The same oldest signature on every rank: its communicators are freed together.
+                _free_plan(replanning.plans.popitem(last=False)[1])
+        for name in _PLAN_FIELDS:
+            setattr(self, name, kept[name])
+        self._signature = signature
+
     def free(self) -> None:
-        """Free the communicators the plan runs on (collective, like ``MPI_Comm_free``)."""
-        if self.runner is not None:
-            self.runner.notes.Free()
-            self.runner = None
-        if self.sub is not None and self.sub != _comm_null():
-            self.sub.Free()
-        self.sub = None
+        """Free the communicators of every plan kept (collective, like ``MPI_Comm_free``)."""
+        if self._replanning is not None:
+            for kept in self._replanning.plans.values():
+                _free_plan(kept)
+            self._replanning.plans.clear()
+        self.runner = self.sub = None
+        self._signature = None
+
+
+def _free_plan(kept: dict[str, Any]) -> None:
+    if kept["runner"] is not None:
+        kept["runner"].notes.Free()
+        kept["runner"] = None
+    if kept["sub"] is not None and kept["sub"] != _comm_null():
+        kept["sub"].Free()
+    kept["sub"] = None
 
 
 def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int], *,
@@ -172,32 +277,79 @@ def plan_alltoallv(comm: Any, topology: str | Network, sendcounts: Sequence[int]
         that are not the network's or repeat, receive counts other than what the ranks send it;
         or when planning fails.
     """
-    size, me = comm.Get_size(), comm.Get_rank()
+    size = comm.Get_size()
     # A rank that raised alone would leave the others waiting in the next collective call:
     # every check is agreed before anyone goes on.
     net, rank_hosts, sendcounts = _agreed(comm, lambda: _local_setup(topology, hosts, sendcounts, size, mode, itemsize))
-    matrix = comm.allgather(sendcounts)
-    sent_to_me = [matrix[i][me] for i in range(size)]
-    recvcounts, sdispls, rdispls = _agreed(comm, lambda: _layout(sendcounts, recvcounts, sdispls, rdispls, sent_to_me,
-                                                                 size))
+    replanning = _Replanning(net, rank_hosts, algorithm, mode, selection, dict(options))
+    exchange = PersistentExchange(comm, mode, None, [], [], [], [], itemsize, None, None, _replanning=replanning)
+    exchange._use_counts(sendcounts, sdispls, recvcounts, rdispls)
+    return exchange
+
+
+def _planned_exchange(comm: Any, replanning: _Replanning, matrix: list[list[int]], itemsize: int,
+                      sendcounts: list[int], sdispls: list[int], recvcounts: list[int],
+                      rdispls: list[int]) -> dict[str, Any]:
+    """The plan of ``matrix`` (every rank's send counts) with this rank's layout, as the fields
+    :data:`_PLAN_FIELDS` of a :class:`PersistentExchange` (collective)."""
+    me = comm.Get_rank()
+    net, rank_hosts, algorithm, mode = replanning.network, replanning.rank_hosts, replanning.algorithm, replanning.mode
     traffic = _traffic(matrix, rank_hosts, itemsize)
     if mode == "selected":
-        mode = _agreed(comm, lambda: _selected_mode(net, matrix, itemsize, selection))
-    doc: dict[str, Any] | None = None
-    if traffic is not None and me == 0:
-        doc = _planned(net, traffic, algorithm, mode, options)
-    doc = comm.bcast(doc, root=0)
-    if doc is not None and "error" in doc:
-        raise InputError(f"planning on rank 0 failed: {doc['error']}")
-    schedule = Schedule.from_dict(doc) if doc is not None else None
-    exchange = PersistentExchange(comm, mode, schedule, sendcounts, sdispls, recvcounts, rdispls, itemsize, None, None)
+        mode = _agreed(comm, lambda: _selected_mode(net, matrix, itemsize, replanning.selection))
+    kept: dict[str, Any] = {"mode": mode, "schedule": None, "sendcounts": sendcounts, "sdispls": sdispls,
+                            "recvcounts": recvcounts, "rdispls": rdispls, "plan": None, "sub": None, "window": None,
+                            "runner": None, "paced_s": None}
     # MPI_Alltoallv itself needs no plan of its own to run on.
-    if schedule is not None and mode != "alltoallv":
-        exchange.window = schedule.info.parameters.get("window") if mode == "shuffle" else None
-        # Rank 0's headroom for all: ranks that cut their chunks otherwise would not match.
-        headroom = comm.bcast(_agreed(comm, headroom_from_environment) if mode == "paced" else None, root=0)
-        _place(exchange, exchange_plan(schedule), rank_hosts, headroom)
-    return exchange
+    if traffic is None or mode == "alltoallv":
+        return kept
+    exchange = PersistentExchange(comm, mode, None, sendcounts, sdispls, recvcounts, rdispls, itemsize, None, None)
+    if mode == "paced" and algorithm == "auto":
+        # Rank 0's Λ and headroom for all: ranks that cut their chunks otherwise would not match.
+        paced_s = comm.bcast(_agreed(comm, lambda: _paced_duration(replanning, matrix, itemsize) if me == 0 else None),
+                             root=0)
+        _place(exchange, _paced_plan(matrix, rank_hosts, itemsize), rank_hosts, paced_s)
+    else:
+        doc: dict[str, Any] | None = None
+        if me == 0:
+            doc = _planned(net, traffic, algorithm, mode, replanning.options)
+        doc = comm.bcast(doc, root=0)
+        if "error" in doc:
+            raise InputError(f"planning on rank 0 failed: {doc['error']}")
+        exchange.schedule = Schedule.from_dict(doc)
+        exchange.window = exchange.schedule.info.parameters.get("window") if mode == "shuffle" else None
+        paced_s = None
+        if mode == "paced":
+            headroom = comm.bcast(_agreed(comm, headroom_from_environment), root=0)
+            paced_s = paced_duration_s(crossing_lambda_s(exchange.schedule), headroom)
+        _place(exchange, exchange_plan(exchange.schedule), rank_hosts, paced_s)
+    return {name: getattr(exchange, name) for name in _PLAN_FIELDS}
+
+
+def _paced_duration(replanning: _Replanning, matrix: list[list[int]], itemsize: int) -> float:
+    """Λ × (1 + headroom) of ``matrix`` (rank 0's, for every rank), planned from the last paced
+    plan."""
+    headroom = headroom_from_environment()
+    if replanning.paced is None:
+        replanning.paced = RankPacedPlanner(replanning.network, replanning.rank_hosts)
+    plan = replanning.paced.plan(np.asarray(matrix, dtype=np.int64) * itemsize)
+    return paced_duration_s(plan.bound_s, headroom)
+
+
+def _paced_plan(matrix: list[list[int]], rank_hosts: list[str], itemsize: int) -> ExchangePlan:
+    """The paced mode's plan of ``matrix``: every message between distinct ranks whole, no
+    schedule (offsets packed; :func:`_place` moves them into the application's buffers)."""
+    size = len(rank_hosts)
+    sent, got = [0] * size, [0] * size
+    regions = []
+    for i in range(size):
+        for j in range(size):
+            nbytes = matrix[i][j] * itemsize
+            if i != j and nbytes:
+                regions.append((i, j, nbytes, sent[i], got[j]))
+                sent[i] += nbytes
+                got[j] += nbytes
+    return ExchangePlan(list(rank_hosts), [], regions, sent, got)
 
 
 def _agreed(comm: Any, check: Any) -> Any:
@@ -308,15 +460,16 @@ def _algorithm(net: Network, traffic: Traffic, algorithm: str, mode: str) -> str
     return "liquid" if len(set(transfer_slot_times_s(net, traffic))) == 1 else "weighted"
 
 
-def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[str], headroom: float | None) -> None:
+def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[str], paced_s: float | None) -> None:
     """Run ``plan`` on a sub-communicator whose rank ``k`` is the plan's rank ``k``, its
-    offsets moved into the application's buffers; ``headroom``: the paced mode's."""
+    offsets moved into the application's buffers; ``paced_s``: the paced mode's duration."""
     comm = exchange.comm
     rank_of = {h: r for r, h in enumerate(rank_hosts)}
     comm_rank = [rank_of[h] for h in plan.hosts]
     me = comm.Get_rank()
     mine = comm_rank.index(me) if me in comm_rank else None
     exchange.sub = comm.Split(0 if mine is not None else _undefined(), mine or 0)
+    exchange.paced_s = paced_s
     if mine is None:
         return
     b = exchange.itemsize
@@ -332,14 +485,10 @@ def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[st
         ds, dr = starts[m.transfer]
         messages.append(dataclasses.replace(m, send_offset=m.send_offset + ds, recv_offset=m.recv_offset + dr))
     exchange.plan = dataclasses.replace(plan, messages=messages, regions=regions)
-    from . import crossing_lambda_s
-    from .paced import paced_duration_s
     from .worker import RankExchange
 
     # Made once: it duplicates the communicator for its notifications (a collective call).
     empty = np.zeros(0, np.uint8)
-    lambda_s = crossing_lambda_s(exchange.schedule) if exchange.mode == "paced" and exchange.schedule else None
-    paced_s = None if lambda_s is None or headroom is None else paced_duration_s(lambda_s, headroom)
     exchange.runner = RankExchange(exchange.sub, exchange.plan, 0, exchange.window, buffers=(empty, empty),
                                    progress="sleep", prepost=True, paced_s=paced_s)
     exchange.runner.prepare(exchange.mode)
@@ -357,4 +506,4 @@ def _undefined() -> int:
     return MPI.UNDEFINED
 
 
-__all__ = ["PersistentExchange", "plan_alltoall", "plan_alltoallv"]
+__all__ = ["MAX_PLANS", "PersistentExchange", "plan_alltoall", "plan_alltoallv"]
