@@ -99,3 +99,14 @@ def test_counts_that_change_from_call_to_call_are_replanned_or_reused_and_exact(
     assert all((r["planned"], r["reused"]) == (3, 3) for r in rows), rows
     # the paced duration of every matrix is Λ of its own counts × (1 + headroom)
     assert rows[1]["paced_duration_checked"] is True
+
+
+def test_displacements_without_counts_and_a_freed_exchange_are_refused():
+    from liquidsched.execute.application import PersistentExchange
+
+    exchange = PersistentExchange(OneRankOfTwo(), "alltoallv", None, [1, 1], [0, 1], [1, 1], [0, 1], 1, None, None)
+    with pytest.raises(InputError, match="come with sendcounts"):
+        exchange.alltoallv(bytearray(2), bytearray(2), sdispls=[1, 0])
+    exchange.free()
+    with pytest.raises(InputError, match="was freed"):
+        exchange.alltoallv(bytearray(2), bytearray(2))

@@ -236,7 +236,7 @@ def test_a_paced_plan_from_the_last_one_is_the_bound_of_its_own_matrix(seed, cha
         assert got.crossing_bytes == bound.total_bytes
 
 
-def test_a_paced_plan_refuses_a_matrix_of_the_wrong_shape_or_negative_counts():
+def test_a_paced_plan_refuses_a_matrix_of_the_wrong_shape_or_counts_that_are_not_whole_bytes():
     import numpy as np
 
     from liquidsched.execute.paced import RankPacedPlanner
@@ -244,6 +244,8 @@ def test_a_paced_plan_refuses_a_matrix_of_the_wrong_shape_or_negative_counts():
     net = build_topology("crossbar:n=3")
     planner = RankPacedPlanner(net, net.hosts())
     with pytest.raises(InputError, match="3 × 3"):
-        planner.plan(np.zeros((2, 2)))
+        planner.plan(np.zeros((2, 2), dtype=np.int64))
     with pytest.raises(InputError, match=">= 0"):
-        planner.plan(-np.ones((3, 3)))
+        planner.plan(-np.ones((3, 3), dtype=np.int64))
+    with pytest.raises(InputError, match="integers"):
+        planner.plan(np.full((3, 3), 1.5))

@@ -34,11 +34,12 @@ mod tests {
         let mut m: Vec<u64> = (0..16).map(|k| if k % 5 == 0 { 0 } else { 1000 + 37 * k }).collect();
         let mut planner = rank_paced_planner(&fabric, &world).unwrap();
         let cold = planner.plan(&m).unwrap();
-        assert_eq!(cold.bound_s, plan_ranks(&fabric, &world, &m, 1.0).unwrap().bound_s);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b;
+        assert!(close(cold.bound_s, plan_ranks(&fabric, &world, &m, 1.0).unwrap().bound_s));
         m[1] += 5000;
         let warm = planner.plan(&m).unwrap();
         assert!(warm.warm && warm.changed == 1);
-        assert_eq!(warm.bound_s, plan_ranks(&fabric, &world, &m, 1.0).unwrap().bound_s);
+        assert!(close(warm.bound_s, plan_ranks(&fabric, &world, &m, 1.0).unwrap().bound_s));
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl PacedPlanner {
             None => (self.add_all(bytes), false),
         };
         self.last = Some(bytes.to_vec());
-        Ok(self.summary(bytes, changed, warm))
+        self.summary(bytes, changed, warm)
     }
 
     /// Forget the previous plan: the next one starts from nothing.
@@ -139,7 +139,7 @@ impl PacedPlanner {
         changed
     }
 
-    fn summary(&self, bytes: &[u64], changed: usize, warm: bool) -> PacedPlan {
+    fn summary(&self, bytes: &[u64], changed: usize, warm: bool) -> CoreResult<PacedPlan> {
         let mut bound_s = 0.0;
         let mut bottleneck = None;
         for (r, &b) in self.resource_bytes.iter().enumerate() {
@@ -149,13 +149,16 @@ impl PacedPlanner {
                 bottleneck = Some(r as u32);
             }
         }
-        let crossing_bytes = bytes
+        let crossing: u128 = bytes
             .iter()
             .enumerate()
             .filter(|&(k, _)| !self.route(k).is_empty())
-            .map(|(_, &b)| b)
+            .map(|(_, &b)| b as u128)
             .sum();
-        PacedPlan { bound_s, bottleneck, crossing_bytes, changed, warm }
+        let crossing_bytes = u64::try_from(crossing).map_err(|_| {
+            CoreError::InvalidInput(format!("the messages add up to {crossing} bytes, more than 2^64 - 1"))
+        })?;
+        Ok(PacedPlan { bound_s, bottleneck, crossing_bytes, changed, warm })
     }
 }
 
@@ -221,6 +224,10 @@ mod tests {
         assert!(PacedPlanner::new(1, &[vec![]], vec![0.0]).is_err());
         let mut p = two_by_two();
         assert!(p.plan(&[1, 2, 3]).is_err());
+        let mut huge = vec![0u64; 16];
+        huge[2] = u64::MAX;
+        huge[3] = u64::MAX;
+        assert!(p.plan(&huge).is_err());
     }
 
     #[test]

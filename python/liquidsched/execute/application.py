@@ -130,6 +130,7 @@ class PersistentExchange:
     paced_s: float | None = None
     _replanning: _Replanning | None = None
     _signature: tuple | None = None
+    _freed: bool = False
 
     @property
     def planned(self) -> int:
@@ -158,11 +159,16 @@ class PersistentExchange:
         Raises
         ------
         InputError
-            when a buffer is too small for the counts and displacements, or (on every rank)
-            when new counts are wrong on any rank or planning them fails.
+            when a buffer is too small for the counts and displacements, when displacements or
+            receive counts come without send counts, when the exchange was freed, or (on every
+            rank) when new counts are wrong on any rank or planning them fails.
         """
+        if self._freed:
+            raise InputError("this exchange was freed: plan it again")
         if sendcounts is not None:
             self._use_counts(sendcounts, sdispls, recvcounts, rdispls)
+        elif (sdispls, recvcounts, rdispls) != (None, None, None):
+            raise InputError("sdispls, recvcounts and rdispls come with sendcounts: give the new sendcounts too")
         send, recv = _byte_view(sendbuf, "sendbuf"), _byte_view(recvbuf, "recvbuf")
         if recv.flags.writeable is False:
             raise InputError("recvbuf: the buffer is read-only")
@@ -222,8 +228,11 @@ class PersistentExchange:
             for kept in self._replanning.plans.values():
                 _free_plan(kept)
             self._replanning.plans.clear()
+        else:
+            _free_plan({"runner": self.runner, "sub": self.sub})
         self.runner = self.sub = None
         self._signature = None
+        self._freed = True
 
 
 def _free_plan(kept: dict[str, Any]) -> None:
@@ -321,7 +330,8 @@ def _planned_exchange(comm: Any, replanning: _Replanning, matrix: list[list[int]
         paced_s = None
         if mode == "paced":
             headroom = comm.bcast(_agreed(comm, headroom_from_environment), root=0)
-            paced_s = paced_duration_s(crossing_lambda_s(exchange.schedule), headroom)
+            lambda_s = crossing_lambda_s(exchange.schedule)
+            paced_s = paced_duration_s(lambda_s, headroom) if lambda_s is not None else None
         _place(exchange, exchange_plan(exchange.schedule), rank_hosts, paced_s)
     return {name: getattr(exchange, name) for name in _PLAN_FIELDS}
 

@@ -271,7 +271,8 @@ class RankPacedPlanner:
         Raises
         ------
         InputError
-            when ``matrix`` is not square of the planner's ranks or holds negative counts.
+            when ``matrix`` is not square of the planner's ranks or holds counts that are not
+            integers or are negative.
         """
         import numpy as np
 
@@ -279,6 +280,8 @@ class RankPacedPlanner:
         n = len(self.rank_hosts)
         if m.shape != (n, n):
             raise InputError(f"paced plan: a matrix of {n} × {n} byte counts expected, got shape {m.shape}")
+        if not np.issubdtype(m.dtype, np.integer):
+            raise InputError(f"paced plan: byte counts must be integers, got {m.dtype}")
         if m.size and m.min() < 0:
             raise InputError("paced plan: byte counts must be >= 0")
         bound_s, bottleneck, crossing, changed, warm = self._core.plan(np.ascontiguousarray(m, dtype="<u8").tobytes())
