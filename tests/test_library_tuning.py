@@ -64,8 +64,11 @@ def test_every_candidate_is_timed_and_the_library_follows_the_table(built, tmp_p
     said = {int(size): mode for size, mode in CHOICE.findall(done.stderr)}
     assert set(said) == {1024, 16384}, done.stderr
     for row in doc["sizes"]:
-        library = row["best"] in ("alltoall", "alltoallv")
-        assert (said[row["size_bytes"]] == "the library's own") == library, (row["best"], said)
+        # An MPI_Alltoall has MPICH's MPI_Alltoall for its own: a schedule runs where it beat that
+        # by the margin, even when MPICH's MPI_Alltoallv, which such a call never runs, was faster.
+        medians = {m: v["median_s"] for m, v in row["modes"].items()}
+        library = medians["alltoall"] <= min(medians["frames"], medians["paced"]) * (1 + doc["margin"])
+        assert (said[row["size_bytes"]] == "the library's own") == library, (medians, said)
 
 
 def test_a_forced_mode_that_left_calls_to_the_mpi_library_is_refused(built, tmp_path):
