@@ -67,3 +67,16 @@ def growth_exponent(xs: Sequence[float], ys: Sequence[float]) -> float | None:
     """The slope of :func:`power_fit`: y ∝ x^slope."""
     fit = power_fit(xs, ys)
     return None if fit is None else fit[0]
+
+
+def report_results(rows: list[dict[str, Any]], result: dict[str, Any], console: Console, output: str,
+                   plot_path: str | None, plot: Callable[[list[dict[str, Any]], str], None]) -> None:
+    """Print the goals, write rows and goals to ``output`` (JSON), and plot when asked."""
+    import json
+
+    from liquidsched.io.files import write_document
+
+    console.print(json.dumps(result, indent=1))
+    write_document({"rows": rows, "goals": result}, output)
+    if plot_path:
+        plot(rows, plot_path)

@@ -33,15 +33,13 @@ faster than between) does not hold.
 
 from __future__ import annotations
 
-import json
 import time
 
-from common import benchmark_parser, progress_bar
+from common import benchmark_parser, progress_bar, report_results
 from rich.console import Console
 from rich.table import Table
 
 from liquidsched import compute_bound, plan, validate
-from liquidsched.io.files import write_document
 from liquidsched.simulate import simulate
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import make_traffic
@@ -178,11 +176,7 @@ def main() -> None:
                 rows.append(measure_cell(name, spec, gpus, traffic_name, traffic_spec, args.frames_direct))
                 progress.advance(task)
     print_table(rows, console)
-    result = goals(rows, {n[0]: n[3] for n in NETWORKS})
-    console.print(json.dumps(result, indent=1))
-    write_document({"rows": rows, "goals": result}, args.output)
-    if args.plot:
-        plot(rows, args.plot)
+    report_results(rows, goals(rows, {n[0]: n[3] for n in NETWORKS}), console, args.output, args.plot, plot)
 
 
 if __name__ == "__main__":

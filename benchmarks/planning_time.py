@@ -31,18 +31,17 @@ ranks ≤ 100 ms, within 5 % of the bound, warm faster than cold.
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 
 import numpy as np
-from common import benchmark_parser, progress_bar
+from common import benchmark_parser, progress_bar, report_results
 from rich.console import Console
 from rich.table import Table
 
 from liquidsched import _core, compute_bound
+from liquidsched.bounds import transfer_slot_times_s
 from liquidsched.execute.paced import PACE_HEADROOM, RankPacedPlanner
-from liquidsched.io.files import write_document
 from liquidsched.moe import route_steps
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import Traffic, Transfer
@@ -85,20 +84,16 @@ def frames_ms(net, hosts: list[str], matrix: np.ndarray) -> tuple[float, float, 
     """The weighted scheduler's steps of ``matrix`` in the core: (ms, frames-model time / Λ,
     frames-model time / the frames bound: the bound with every resource's slots, which one-slot
     links of a higher capacity than a host's put above Λ)."""
-    pairs = [(i, j) for i in range(len(hosts)) for j in range(len(hosts)) if i != j and matrix[i, j]]
-    paths = [sorted(net.path_resources(hosts[i], hosts[j])) for i, j in pairs]
-    rates = [min(net.resource_capacity[r] / net.resource_slots[r] for r in p) for p in paths]
-    times = [float(matrix[i, j]) / rate for (i, j), rate in zip(pairs, rates)]
-    loads = np.zeros(len(net.resources))
-    for (i, j), p in zip(pairs, paths):
-        for r in p:
-            loads[r] += matrix[i, j] / net.resource_capacity[r]
+    n = len(hosts)
+    traffic = Traffic([Transfer(hosts[i], hosts[j], int(matrix[i, j])) for i in range(n) for j in range(n)
+                       if i != j and matrix[i, j]])
+    paths, times = traffic.resource_lists(net), [float(t) for t in transfer_slot_times_s(net, traffic)]
     start = time.perf_counter()
     steps = _core.weighted_steps(paths, len(net.resources), times, slots=list(net.resource_slots))
     elapsed = (time.perf_counter() - start) * 1e3
-    traffic = Traffic([Transfer(hosts[i], hosts[j], int(matrix[i, j])) for i, j in pairs])
     frames_s = sum(length for length, _ in steps)
-    return elapsed, frames_s / loads.max(), frames_s / float(compute_bound(net, traffic).frame_bound_time_s)
+    bound = compute_bound(net, traffic)
+    return elapsed, frames_s / float(bound.duration_s), frames_s / float(bound.frame_bound_time_s)
 
 
 def measure(name: str, spec: str, ranks: int, steps, repeats: int) -> dict:
@@ -214,11 +209,7 @@ def main() -> None:
                 rows.append(measure(name, spec, ranks, steps, args.repeats))
                 progress.advance(task)
     print_table(rows, console)
-    result = goals(rows)
-    console.print(json.dumps(result, indent=1))
-    write_document({"rows": rows, "goals": result}, args.output)
-    if args.plot:
-        plot(rows, args.plot)
+    report_results(rows, goals(rows), console, args.output, args.plot, plot)
 
 
 if __name__ == "__main__":

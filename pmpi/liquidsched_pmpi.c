@@ -516,6 +516,17 @@ static void say_plan(const ls_plan *p, const char *op, int n, double seconds) {
             p->bound_s, p->model_s > 0 ? 100.0 * p->bound_s / p->model_s : 100.0);
 }
 
+/* The entry fails on every rank unless every rank receives what it expects (`mine`: this one does). */
+static void fail_unless_all_receive_as_expected(plan_entry *e, int mine, MPI_Comm comm, int me, const char *op) {
+    int all;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
+    if (!all) {
+        if (me == 0)
+            note_once(COUNTS_MISMATCH, op, NULL);
+        e->mode = ENTRY_FAILED;
+    }
+}
+
 /* Rank 0 plans the exchange of the whole matrix, decides its mode and broadcasts both; every
  * rank keeps its own pieces. The entry's mode is ENTRY_FAILED (on every rank) when planning
  * failed or the counts do not match, LS_MODE_LIBRARY when the model chose the library. */
@@ -583,13 +594,7 @@ static plan_entry *plan_exchange(MPI_Comm comm, const char *op, int n, int me, i
     keep_my_pieces(e, me, n, flat.frames, flat.start, flat.src, flat.dst, flat.bytes);
     free_flat(&flat);
     /* Pieces written where the receiver does not expect them would overrun its buffer. */
-    int mine = receives_match(e, me), all;
-    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
-    if (!all) {
-        if (me == 0)
-            note_once(COUNTS_MISMATCH, op, NULL);
-        e->mode = ENTRY_FAILED;
-    }
+    fail_unless_all_receive_as_expected(e, receives_match(e, me), comm, me, op);
     return e;
 }
 
@@ -647,14 +652,9 @@ static plan_entry *plan_paced(comm_cache *c, MPI_Comm comm, const char *op, int 
     /* Chunks written where the receiver does not expect them would overrun its buffer. */
     uint64_t *sent_to_me = malloc(n * sizeof *sent_to_me);
     PMPI_Alltoall(send_row, 1, MPI_UINT64_T, sent_to_me, 1, MPI_UINT64_T, comm);
-    int mine = !memcmp(sent_to_me, recv_row, n * sizeof *sent_to_me), all;
+    int mine = !memcmp(sent_to_me, recv_row, n * sizeof *sent_to_me);
     free(sent_to_me);
-    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
-    if (!all) {
-        if (me == 0)
-            note_once(COUNTS_MISMATCH, op, NULL);
-        e->mode = ENTRY_FAILED;
-    }
+    fail_unless_all_receive_as_expected(e, mine, comm, me, op);
     return e;
 }
 

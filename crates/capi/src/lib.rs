@@ -63,6 +63,19 @@ fn guarded<T>(
     }
 }
 
+/// The `len` values at `values`, or an error when the pointer is null though values are
+/// expected; empty when `len` is 0, whatever the pointer (a null pointer is never a slice).
+///
+/// # Safety
+/// A non-null `values` points to `len` readable values that outlive the slice.
+unsafe fn slice_of<'a, T>(values: *const T, len: usize) -> Result<&'a [T], String> {
+    match (values.is_null(), len) {
+        (_, 0) => Ok(&[]),
+        (true, _) => Err("a null pointer was given".into()),
+        (false, _) => Ok(std::slice::from_raw_parts(values, len)),
+    }
+}
+
 /// Read the fabric file at `path`; NULL with a message naming the file and line on error.
 ///
 /// # Safety
@@ -178,12 +191,12 @@ pub unsafe extern "C" fn ls_plan_ranks(
 ) -> c_int {
     guarded(error, error_len, -1, || {
         let fabric = fabric.as_ref().ok_or("no fabric")?;
-        if out.is_null() || world_rank.is_null() || (bytes.is_null() && n > 0) {
+        if out.is_null() {
             return Err("a null pointer was given".into());
         }
         let n = n as usize;
-        let ranks = std::slice::from_raw_parts(world_rank, n);
-        let matrix = std::slice::from_raw_parts(bytes, n * n);
+        let ranks = slice_of(world_rank, n)?;
+        let matrix = slice_of(bytes, n * n)?;
         let plan = plan_ranks(fabric, ranks, matrix, time_limit_s)?;
         let arrays = Box::new(arrays_of(&plan));
         *out = LsPlan {
@@ -241,10 +254,7 @@ pub unsafe extern "C" fn ls_paced_planner_new(
 ) -> *mut PacedPlanner {
     guarded(error, error_len, std::ptr::null_mut(), || {
         let fabric = fabric.as_ref().ok_or("no fabric")?;
-        if world_rank.is_null() && n > 0 {
-            return Err("a null pointer was given".into());
-        }
-        let ranks = if n == 0 { &[][..] } else { std::slice::from_raw_parts(world_rank, n as usize) };
+        let ranks = slice_of(world_rank, n as usize)?;
         Ok(Box::into_raw(Box::new(rank_paced_planner(fabric, ranks)?)))
     })
 }
@@ -268,10 +278,10 @@ pub unsafe extern "C" fn ls_paced_plan(
     guarded(error, error_len, -1, || {
         let planner = planner.as_mut().ok_or("no planner")?;
         let n = planner.ranks();
-        if bound_s.is_null() || warm.is_null() || (bytes.is_null() && n > 0) {
+        if bound_s.is_null() || warm.is_null() {
             return Err("a null pointer was given".into());
         }
-        let matrix = if n == 0 { &[][..] } else { std::slice::from_raw_parts(bytes, n * n) };
+        let matrix = slice_of(bytes, n * n)?;
         let plan = planner.plan(matrix).map_err(|e| e.to_string())?;
         *bound_s = plan.bound_s;
         *warm = plan.warm as c_int;
@@ -480,10 +490,10 @@ pub unsafe extern "C" fn ls_default_alltoall_mode(
 ) -> c_int {
     guarded(error, error_len, -1, || {
         let fabric = fabric.as_ref().ok_or("no fabric")?;
-        if world_rank.is_null() || library_s.is_null() || schedule_s.is_null() {
+        if library_s.is_null() || schedule_s.is_null() {
             return Err("a null pointer was given".into());
         }
-        let ranks = std::slice::from_raw_parts(world_rank, n as usize);
+        let ranks = slice_of(world_rank, n as usize)?;
         let (mode, library, schedule) =
             default_alltoall_mode(fabric, ranks, block, model_s, frames)?;
         *library_s = library;

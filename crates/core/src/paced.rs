@@ -41,6 +41,8 @@ pub struct PacedPlanner {
     capacity_bps: Vec<f64>,
     /// The bytes of the last plan on each resource, and its matrix; `None` before the first.
     resource_bytes: Vec<u128>,
+    /// The bytes of the last plan's messages that cross a resource.
+    crossing: u128,
     last: Option<Vec<u64>>,
 }
 
@@ -77,7 +79,7 @@ impl PacedPlanner {
             path_start.push(path.len());
         }
         let resources = capacity_bps.len();
-        Ok(PacedPlanner { n, path_start, path, capacity_bps, resource_bytes: vec![0; resources], last: None })
+        Ok(PacedPlanner { n, path_start, path, capacity_bps, resource_bytes: vec![0; resources], crossing: 0, last: None })
     }
 
     /// The number of ranks.
@@ -101,7 +103,7 @@ impl PacedPlanner {
             None => (self.add_all(bytes), false),
         };
         self.last = Some(bytes.to_vec());
-        self.summary(bytes, changed, warm)
+        self.summary(changed, warm)
     }
 
     /// Forget the previous plan: the next one starts from nothing.
@@ -109,13 +111,17 @@ impl PacedPlanner {
         self.last = None;
     }
 
-    fn route(&self, k: usize) -> &[u32] {
-        &self.path[self.path_start[k]..self.path_start[k + 1]]
+    fn crosses(&self, k: usize) -> bool {
+        self.path_start[k] < self.path_start[k + 1]
     }
 
     fn add_all(&mut self, bytes: &[u64]) -> usize {
         self.resource_bytes.iter_mut().for_each(|b| *b = 0);
+        self.crossing = 0;
         for (k, &b) in bytes.iter().enumerate() {
+            if self.crosses(k) {
+                self.crossing += b as u128;
+            }
             for i in self.path_start[k]..self.path_start[k + 1] {
                 self.resource_bytes[self.path[i] as usize] += b as u128;
             }
@@ -130,6 +136,9 @@ impl PacedPlanner {
                 continue;
             }
             changed += 1;
+            if self.crosses(k) {
+                self.crossing = self.crossing - old as u128 + new as u128;
+            }
             for i in self.path_start[k]..self.path_start[k + 1] {
                 let r = self.path[i] as usize;
                 // The resource held `old` of this message, so it never goes below zero.
@@ -139,7 +148,7 @@ impl PacedPlanner {
         changed
     }
 
-    fn summary(&self, bytes: &[u64], changed: usize, warm: bool) -> CoreResult<PacedPlan> {
+    fn summary(&self, changed: usize, warm: bool) -> CoreResult<PacedPlan> {
         let mut bound_s = 0.0;
         let mut bottleneck = None;
         for (r, &b) in self.resource_bytes.iter().enumerate() {
@@ -149,14 +158,8 @@ impl PacedPlanner {
                 bottleneck = Some(r as u32);
             }
         }
-        let crossing: u128 = bytes
-            .iter()
-            .enumerate()
-            .filter(|&(k, _)| !self.route(k).is_empty())
-            .map(|(_, &b)| b as u128)
-            .sum();
-        let crossing_bytes = u64::try_from(crossing).map_err(|_| {
-            CoreError::InvalidInput(format!("the messages add up to {crossing} bytes, more than 2^64 - 1"))
+        let crossing_bytes = u64::try_from(self.crossing).map_err(|_| {
+            CoreError::InvalidInput(format!("the messages add up to {} bytes, more than 2^64 - 1", self.crossing))
         })?;
         Ok(PacedPlan { bound_s, bottleneck, crossing_bytes, changed, warm })
     }

@@ -301,39 +301,47 @@ def _planned_exchange(comm: Any, replanning: _Replanning, matrix: list[list[int]
                       rdispls: list[int]) -> dict[str, Any]:
     """The plan of ``matrix`` (every rank's send counts) with this rank's layout, as the fields
     :data:`_PLAN_FIELDS` of a :class:`PersistentExchange` (collective)."""
-    me = comm.Get_rank()
-    net, rank_hosts, algorithm, mode = replanning.network, replanning.rank_hosts, replanning.algorithm, replanning.mode
-    traffic = _traffic(matrix, rank_hosts, itemsize)
+    mode, traffic = replanning.mode, _traffic(matrix, replanning.rank_hosts, itemsize)
     if mode == "selected":
-        mode = _agreed(comm, lambda: _selected_mode(net, matrix, itemsize, replanning.selection))
-    kept: dict[str, Any] = {"mode": mode, "schedule": None, "sendcounts": sendcounts, "sdispls": sdispls,
-                            "recvcounts": recvcounts, "rdispls": rdispls, "plan": None, "sub": None, "window": None,
-                            "runner": None, "paced_s": None}
-    # MPI_Alltoallv itself needs no plan of its own to run on.
-    if traffic is None or mode == "alltoallv":
-        return kept
+        mode = _agreed(comm, lambda: _selected_mode(replanning.network, matrix, itemsize, replanning.selection))
     exchange = PersistentExchange(comm, mode, None, sendcounts, sdispls, recvcounts, rdispls, itemsize, None, None)
-    if mode == "paced" and algorithm == "auto":
-        # Rank 0's Λ and headroom for all: ranks that cut their chunks otherwise would not match.
-        paced_s = comm.bcast(_agreed(comm, lambda: _paced_duration(replanning, matrix, itemsize) if me == 0 else None),
-                             root=0)
-        _place(exchange, _paced_plan(matrix, rank_hosts, itemsize), rank_hosts, paced_s)
-    else:
-        doc: dict[str, Any] | None = None
-        if me == 0:
-            doc = _planned(net, traffic, algorithm, mode, replanning.options)
-        doc = comm.bcast(doc, root=0)
-        if "error" in doc:
-            raise InputError(f"planning on rank 0 failed: {doc['error']}")
-        exchange.schedule = Schedule.from_dict(doc)
-        exchange.window = exchange.schedule.info.parameters.get("window") if mode == "shuffle" else None
-        paced_s = None
-        if mode == "paced":
-            headroom = comm.bcast(_agreed(comm, headroom_from_environment), root=0)
-            lambda_s = crossing_lambda_s(exchange.schedule)
-            paced_s = paced_duration_s(lambda_s, headroom) if lambda_s is not None else None
-        _place(exchange, exchange_plan(exchange.schedule), rank_hosts, paced_s)
+    # MPI_Alltoallv itself needs no plan of its own to run on.
+    if traffic is not None and mode != "alltoallv":
+        if mode == "paced" and replanning.algorithm == "auto":
+            _place_paced(exchange, replanning, matrix)
+        else:
+            _place_scheduled(exchange, replanning, traffic)
     return {name: getattr(exchange, name) for name in _PLAN_FIELDS}
+
+
+def _place_paced(exchange: PersistentExchange, replanning: _Replanning, matrix: list[list[int]]) -> None:
+    """The paced mode without a schedule: Λ alone, planned on rank 0 (collective)."""
+    comm, itemsize = exchange.comm, exchange.itemsize
+    me = comm.Get_rank()
+    # Rank 0's Λ and headroom for all: ranks that cut their chunks otherwise would not match.
+    paced_s = comm.bcast(_agreed(comm, lambda: _paced_duration(replanning, matrix, itemsize) if me == 0 else None),
+                         root=0)
+    _place(exchange, _paced_plan(matrix, replanning.rank_hosts, itemsize), replanning.rank_hosts, paced_s)
+
+
+def _place_scheduled(exchange: PersistentExchange, replanning: _Replanning, traffic: Traffic) -> None:
+    """A schedule of ``traffic``, planned on rank 0 and broadcast, run in the exchange's mode
+    (collective)."""
+    comm, mode = exchange.comm, exchange.mode
+    doc: dict[str, Any] | None = None
+    if comm.Get_rank() == 0:
+        doc = _planned(replanning.network, traffic, replanning.algorithm, mode, replanning.options)
+    doc = comm.bcast(doc, root=0)
+    if "error" in doc:
+        raise InputError(f"planning on rank 0 failed: {doc['error']}")
+    exchange.schedule = Schedule.from_dict(doc)
+    exchange.window = exchange.schedule.info.parameters.get("window") if mode == "shuffle" else None
+    paced_s = None
+    if mode == "paced":
+        headroom = comm.bcast(_agreed(comm, headroom_from_environment), root=0)
+        lambda_s = crossing_lambda_s(exchange.schedule)
+        paced_s = paced_duration_s(lambda_s, headroom) if lambda_s is not None else None
+    _place(exchange, exchange_plan(exchange.schedule), replanning.rank_hosts, paced_s)
 
 
 def _paced_duration(replanning: _Replanning, matrix: list[list[int]], itemsize: int) -> float:
