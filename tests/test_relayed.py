@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from liquidsched import plan
 from liquidsched.errors import InputError
-from liquidsched.execute.plan import exchange_plan
 from liquidsched.relay import Relay
 from liquidsched.schedule import Piece, Schedule, ScheduleInfo
 from liquidsched.schedulers.fast import birkhoff_von_neumann, padded
@@ -149,11 +148,6 @@ def test_models_that_would_forward_early_refuse_a_relayed_schedule():
         with pytest.raises(InputError, match="relayed schedule"):
             simulate(s, model, policy)
     assert simulate(s, "frames").makespan_s > 0
-
-
-def test_the_executor_refuses_a_relayed_schedule_it_cannot_forward():
-    with pytest.raises(InputError, match="relayed"):
-        exchange_plan(one_message("hierarchical"))
 
 
 # -- Birkhoff–von Neumann --------------------------------------------------------------------------

@@ -95,7 +95,9 @@ def delivery_violations(schedule: Schedule) -> list[Violation]:
 
 
 def require_exact_delivery(schedule: Schedule, where: str = "") -> None:
-    """Refuse a schedule that does not deliver its traffic exactly, naming the first problem.
+    """Refuse a schedule that does not deliver its traffic exactly, naming the first problem: for
+    a relayed schedule, also one whose legs forward bytes before they hold them or leave them
+    anywhere but at their destination (:func:`relay_violations`).
 
     The one check every model of :func:`liquidsched.simulate.simulate` (its SimGrid back end
     included) and every execution (:func:`liquidsched.execute.plan.exchange_plan`) calls, so
@@ -111,7 +113,7 @@ def require_exact_delivery(schedule: Schedule, where: str = "") -> None:
     InputError
         ``[where: ]the schedule does not deliver its traffic exactly: <first problem> (and N more ...)``.
     """
-    violations = delivery_violations(schedule)
+    violations = delivery_violations(schedule) + relay_violations(schedule)
     if violations:
         more = (f" (and {plural(len(violations) - 1, 'more problem')}: liquidsched check lists them)"
                 if len(violations) > 1 else "")

@@ -69,7 +69,7 @@ def predictions(schedule: Schedule, modes: list[str], mode_schedules: dict[str, 
     by_model: dict[tuple[int, str, str], float | None] = {}
     for mode in modes:
         own = (mode_schedules or {}).get(mode, schedule)
-        model, policy = prediction_of_mode(mode)
+        model, policy = prediction_of_mode(mode, own.relay is not None)
         key = (id(own) if policy != "all-at-once" else 0, model, policy)
         try:
             if key not in by_model:
@@ -81,6 +81,12 @@ def predictions(schedule: Schedule, modes: list[str], mode_schedules: dict[str, 
     return predicted
 
 
+def transfers_of(schedule: Schedule) -> str:
+    """The transfers ``schedule`` exchanges, for a message: a relayed schedule's with its legs."""
+    said = plural(len(schedule.exchange), "transfer")
+    return said if schedule.relay is None else f"{said} ({plural(len(schedule.traffic), 'leg')})"
+
+
 def stepped_schedules(args: argparse.Namespace, schedule: Schedule, modes: list[str]) -> dict[str, Schedule]:
     """The schedules of the shuffle and pairwise modes: ``--algorithm``'s when it is that
     scheduler, else that scheduler's for the same network and traffic, with the options given
@@ -90,7 +96,7 @@ def stepped_schedules(args: argparse.Namespace, schedule: Schedule, modes: list[
     own = {}
     for mode in modes:
         if mode in STEPPED_MODES and schedule.info.algorithm != mode:
-            own[mode] = plan(schedule.network, schedule.traffic, mode,
+            own[mode] = plan(schedule.network, schedule.exchange, mode,
                              **algorithm_options(args, mode, shared=STEPPED_OPTIONS))
     return own
 
@@ -148,13 +154,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Refuse what cannot fit before building an emulated network or launching anything
     # (run_exchange checks again, by the same rule, once the network is up).
     check_memory_on(network, plan)
-    title = (f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm} "
+    title = (f"{schedule.network.name}: {schedule.exchange.name}, {schedule.info.algorithm} "
              f"({plural(schedule.length, 'frame')})")
     started = utc_now()
     with emulated_hosts(schedule.network, args.emulate, args.prefix, args) as namespace:
         if namespace is not None:
             err.print(f"emulated network up: {plural(len(namespace), 'namespace')}")
-        err.print(f"running {schedule.info.algorithm} on {plural(len(schedule.traffic), 'transfer')}: "
+        err.print(f"running {schedule.info.algorithm} on {transfers_of(schedule)}: "
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {plural(args.repeats, 'timed run')} each")
         try:
             result = run_exchange(schedule, args.modes, args.repeats, args.warmup, not args.no_verify, namespace,
@@ -179,13 +185,14 @@ def selected_mode(path: str, schedule: Schedule) -> str:
     """The mode the selection table at ``path`` chooses for ``schedule``'s mean message (the
     bytes that cross the network over the transfers that cross it), refused where the table was
     measured with other ranks or on another network; says what it chose and why."""
-    from ..execute import exchange_plan, network_schedule
+    from ..execute import exchange_plan
+    from ..execute.prediction import crossing_exchange
     from ..execute.selection import SelectionTable, network_fingerprint
 
     table = SelectionTable.load(path)
     table.check(exchange_plan(schedule).size, network_fingerprint(schedule.network))
-    crossing = network_schedule(schedule)
-    mean = crossing.traffic.total_bytes / len(crossing.traffic) if crossing is not None else 0
+    crossing = crossing_exchange(schedule)
+    mean = crossing.total_bytes / len(crossing) if crossing is not None else 0
     choice = table.choose(mean)
     err.print(f"selected by {path}: {choice.mode} ({choice.reason}; these messages average {mean:,.0f} bytes)",
               markup=False)
@@ -250,7 +257,7 @@ def metadata(args: argparse.Namespace, schedule: Schedule, launcher: Any, mpiexe
     """
     from ..execute.metadata import run_metadata
 
-    return run_metadata(topology=schedule.network.name, traffic=schedule.traffic.name,
+    return run_metadata(topology=schedule.network.name, traffic=schedule.exchange.name,
                         algorithm=schedule.info.algorithm, modes=args.modes, repeats=args.repeats,
                         warmup=args.warmup, mpi_library=mpi_library, launcher=launcher, launcher_args=mpiexec_args,
                         timeout_s=args.timeout, sizes_bytes=sizes, started_utc=started,
@@ -283,7 +290,7 @@ def cmd_run_sizes(args: argparse.Namespace, schedule: Schedule, launcher: Any, m
     own = (lambda s: stepped_schedules(args, s, args.modes)) if stepped else None
     started = utc_now()
     with emulated_hosts(schedule.network, args.emulate, args.prefix, args) as namespace:
-        err.print(f"running {schedule.info.algorithm} on {plural(len(schedule.traffic), 'transfer')} at "
+        err.print(f"running {schedule.info.algorithm} on {transfers_of(schedule)} at "
                   f"{plural(len(sizes), 'size')} ({format_size(sizes[0])} to {format_size(sizes[-1])}): "
                   f"{', '.join(args.modes)}, {args.warmup} warm-up and {plural(args.repeats, 'timed run')} each")
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -360,7 +367,7 @@ def report_sizes(args: argparse.Namespace, result: Any, schedule: Schedule, extr
     if args.json:
         print_json(doc)
     else:
-        table = sizes_table(result, f"{schedule.network.name}: {schedule.traffic.name}, {schedule.info.algorithm}; "
+        table = sizes_table(result, f"{schedule.network.name}: {schedule.exchange.name}, {schedule.info.algorithm}; "
                                    f"{args.repeats} timed runs per size and mode")
         print_unwrapped(table)
         liquid = result.points[0].result.info.get("liquid_throughput_Bps") if result.points else None

@@ -14,7 +14,8 @@ from ..errors import InputError
 from ..schedule import Schedule
 from .launcher import SRUN_NAMESPACES, Launcher, failure_line, launch_command, resolve_launcher, run_launched
 from .networks import HERE_NETWORKS, check_memory_on, network_kind
-from .plan import DEFAULT_MODES, ExchangePlan, alltoall_mode_env, exchange_plan, is_mode, library_mode_env, mode_names
+from .plan import (DEFAULT_MODES, RELAYED_MODES, ExchangePlan, alltoall_mode_env, exchange_plan, is_mode,
+                   library_mode_env, mode_names)
 from .paced import PACE_HEADROOM, paced_duration_s
 from .prediction import crossing_lambda_s
 from .progress import PROGRESS
@@ -109,8 +110,12 @@ def run_exchange(schedule: Schedule, modes: Sequence[str] = DEFAULT_MODES, repea
         raise InputError("an exchange needs at least two hosts")
     schedules = {m: (mode_schedules or {}).get(m, schedule) for m in modes}
     for m, s in schedules.items():
-        if s is not schedule and (s.network != schedule.network or list(s.traffic) != list(schedule.traffic)):
+        if s is not schedule and (s.network != schedule.network or list(s.exchange) != list(schedule.exchange)):
             raise InputError(f"mode {m}: its schedule is not of the same network and traffic")
+        if s.relay is not None and m not in RELAYED_MODES and library_mode_env(m) is None:
+            raise InputError(f"the {m} mode does not run a relayed schedule (the {s.info.algorithm} schedule "
+                             f"forwards bytes through hosts); its modes: {', '.join(RELAYED_MODES)}, and the "
+                             "library's own")
     if any(alltoall_mode_env(m) is not None for m in modes) and plan.block_bytes() is None:
         raise InputError("the MPI_Alltoall modes need an all-to-all of equal messages (every host the same bytes "
                          "to every other); this traffic is not one: use alltoallv")

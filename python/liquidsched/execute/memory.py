@@ -61,10 +61,17 @@ def memory_estimate(plan: ExchangePlan, overhead_bytes: int | None = None) -> Me
     for src, dst, nbytes, _, _ in plan.regions:
         largest[src] = max(largest[src], nbytes)
         largest[dst] = max(largest[dst], nbytes)
+    # A relayed plan's ranks also keep what they forward, and gather or receive a message of
+    # several segments in a buffer of its own.
+    relaying = [plan.stage_bytes[r] if plan.relayed else 0 for r in range(plan.size)]
+    for m in plan.messages:
+        if len(m.segments) > 1:
+            relaying[m.src] += m.nbytes
+            relaying[m.dst] += m.nbytes
     buffers = []
     for r in range(plan.size):
         send, recv = max(plan.send_bytes[r], 1), max(plan.recv_bytes[r], 1)
-        buffers.append(send + 2 * recv + largest[r] + max(largest[r], recv))
+        buffers.append(send + 2 * recv + largest[r] + max(largest[r], recv) + relaying[r])
     return MemoryEstimate(buffers, RANK_OVERHEAD_BYTES if overhead_bytes is None else overhead_bytes)
 
 

@@ -76,6 +76,9 @@ class Chunk:
     nbytes: int
     tag: int
     due_s: float
+    #: a chunk goes straight to its destination: it carries no relayed segments, as a message
+    #: that does not (the worker sends both alike)
+    segments: tuple = ()
 
 
 def paced_duration_s(lambda_s: float, headroom: float = PACE_HEADROOM) -> float:

@@ -14,7 +14,7 @@ from ..schedule import Schedule
 from .memory import memory_estimate
 from .networks import COMPARABLE_NETWORKS, NETWORKS
 from .plan import ExchangePlan, library_mode_env
-from .prediction import network_schedule
+from .prediction import crossing_exchange
 
 class ExchangeFailedError(BackendError):
     """The MPI run failed; ``partial`` holds the modes measured before the failure (None when
@@ -109,18 +109,20 @@ def scaled_back(raw: dict[str, Any], time_scale: float) -> dict[str, Any]:
 
 def exchange_result(schedule: Schedule, plan: ExchangePlan, raw: dict, network: str,
             schedules: Mapping[str, Schedule] | None = None) -> ExchangeResult:
-    traffic = schedule.traffic
-    crossing = network_schedule(schedule)
+    traffic = schedule.exchange
+    crossing = crossing_exchange(schedule)
     bound = None if crossing is None else float(Fraction(compute_bound(schedule.network,
-                                                                        crossing.traffic).liquid_throughput_Bps))
-    network_bytes = 0 if crossing is None else crossing.traffic.total_bytes
+                                                                        crossing).liquid_throughput_Bps))
+    network_bytes = 0 if crossing is None else crossing.total_bytes
     comparable = network in COMPARABLE_NETWORKS and bound is not None
     schedules = schedules or {}
 
     def algorithm(mode: str) -> str:
         if library_mode_env(mode) is not None:
             return "MPI"
-        return schedules.get(mode, schedule).info.algorithm
+        own = schedules.get(mode, schedule)
+        # Paced sends a relayed schedule's exchange straight, not along its legs.
+        return "straight" if mode == "paced" and own.relay is not None else own.info.algorithm
 
     modes = [ModeResult(mode, r["times_s"], r["verified"], network_bytes, bound, comparable, algorithm(mode),
                         r.get("timelines")) for mode, r in raw["modes"].items()]

@@ -24,16 +24,19 @@ from mpi4py import MPI
 from ..io.output import write_output
 from ..schedule import Schedule
 from .paced import RECEIVE_LEAD_S, Chunk, paced_chunks
-from .plan import ExchangePlan, Message, alltoall_mode_env, alltoallv_mode_env, exchange_plan, pattern
+from .plan import (RECV, RELAYED_MODES, SEND, STAGE, ExchangePlan, Message, alltoall_mode_env, alltoallv_mode_env,
+                   exchange_plan, pattern)
 from .progress import LONGEST_NAP_S, Progress, Timeline
 
 
 class Pending:
-    """Requests under way and what each is: (kind, transfer, frame, posted at)."""
+    """Requests under way and what each is: (kind, transfer, frame, posted at); and the relayed
+    messages among their receives whose bytes are spread to their places once all complete."""
 
     def __init__(self) -> None:
         self.requests: list[MPI.Request] = []
         self.labels: list[tuple[str, int, int, float]] = []
+        self.landing: list[Message] = []
 
     def add(self, request: MPI.Request | None, kind: str, transfer: int, frame: int, posted: float) -> None:
         if request is not None:
@@ -82,6 +85,11 @@ class RankExchange:
             for m in messages:
                 self.by_step.setdefault(m.step, ([], []))[k].append(m)
         self.counts = plan.counts(me)
+        self.stage = np.zeros(max(plan.stage_bytes[me], 1), np.uint8) if plan.relayed else None
+        # A relayed message of several segments is gathered into, or received into, a buffer of
+        # its own; one of a single segment is sent from, or received into, its place.
+        self.carried = {m.id: np.empty(m.nbytes, np.uint8) for m in self.outgoing if len(m.segments) > 1}
+        self.landing = {m.id: np.empty(m.nbytes, np.uint8) for m in self.incoming if len(m.segments) > 1}
         #: the shuffle mode's window, in steps (None: none)
         self.window = window
         self.progress = Progress(progress, MPI.Wtime)
@@ -110,17 +118,66 @@ class RankExchange:
 
     # -- the pieces of an exchange ------------------------------------------------------------
 
+    def buffer(self, name: str) -> np.ndarray:
+        """The send, staging or receive buffer (a :class:`~.plan.Segment`'s ``source`` or ``target``)."""
+        buffer = {SEND: self.send, STAGE: self.stage, RECV: self.recv}[name]
+        assert buffer is not None, "only a relayed plan stages bytes"
+        return buffer
+
+    def arrival_buffer(self, m: Message) -> np.ndarray:
+        """Where ``m``'s bytes are received: their place, or ``m``'s own buffer when they go to
+        several (:meth:`land` spreads them)."""
+        if not m.segments:
+            return self.recv[m.recv_offset:m.recv_offset + m.nbytes]
+        if m.id in self.landing:
+            return self.landing[m.id]
+        seg = m.segments[0]
+        return self.buffer(seg.target)[seg.target_offset:seg.target_offset + seg.nbytes]
+
+    def departure_bytes(self, m: Message) -> np.ndarray:
+        """``m``'s bytes, gathered from their places when they come from several."""
+        if not m.segments:
+            return self.send[m.send_offset:m.send_offset + m.nbytes]
+        if m.id not in self.carried:
+            seg = m.segments[0]
+            return self.buffer(seg.source)[seg.source_offset:seg.source_offset + seg.nbytes]
+        out, at = self.carried[m.id], 0
+        for seg in m.segments:
+            out[at:at + seg.nbytes] = self.buffer(seg.source)[seg.source_offset:seg.source_offset + seg.nbytes]
+            at += seg.nbytes
+        return out
+
+    def land(self, m: Message, data: np.ndarray | None = None) -> None:
+        """Spread a relayed message's bytes (``data``, or its landing buffer once received) to
+        their places."""
+        data = self.landing[m.id] if data is None else data
+        at = 0
+        for seg in m.segments:
+            self.buffer(seg.target)[seg.target_offset:seg.target_offset + seg.nbytes] = data[at:at + seg.nbytes]
+            at += seg.nbytes
+
     def post_recv(self, m: Message) -> MPI.Request:
-        return self.comm.Irecv([self.recv[m.recv_offset:m.recv_offset + m.nbytes], MPI.BYTE], m.src, m.tag)
+        return self.comm.Irecv([self.arrival_buffer(m), MPI.BYTE], m.src, m.tag)
 
     def start_send(self, m: Message) -> MPI.Request | None:
         """Send ``m``, or copy it when it stays on this rank (MPI does not cross the network
         for it, whatever the model says)."""
-        data = self.send[m.send_offset:m.send_offset + m.nbytes]
+        data = self.departure_bytes(m)
         if m.dst == self.rank:
-            self.recv[m.recv_offset:m.recv_offset + m.nbytes] = data
+            if m.segments:
+                self.land(m, data)
+            else:
+                self.recv[m.recv_offset:m.recv_offset + m.nbytes] = data
             return None
         return self.comm.Isend([data, MPI.BYTE], m.dst, m.tag)
+
+    def copy_own_transfers(self) -> None:
+        """The transfers from this rank to itself, copied: what a mode that runs no message
+        for them (paced, a relayed schedule's legs) leaves to the rank."""
+        me = self.rank
+        for src, dst, nbytes, s_off, r_off in self.plan.regions:
+            if src == me and dst == me:
+                self.recv[r_off:r_off + nbytes] = self.send[s_off:s_off + nbytes]
 
     def record(self, origin: float | None) -> None:
         """Record the next run's events from ``origin`` (its start on this rank's clock), or
@@ -129,6 +186,8 @@ class RankExchange:
 
     def posted_recv(self, pending: Pending, m: Message) -> None:
         pending.add(self.post_recv(m), "recv", m.transfer, m.frame, MPI.Wtime())
+        if m.id in self.landing:
+            pending.landing.append(m)
 
     def started_send(self, pending: Pending, m: Message) -> None:
         pending.add(self.start_send(m), "send", m.transfer, m.frame, MPI.Wtime())
@@ -140,13 +199,17 @@ class RankExchange:
             self.timeline.add(kind, transfer, frame, posted, now)
 
     def finish(self, pending: Pending) -> None:
-        """Complete every request of ``pending``, recording each as it completes."""
+        """Complete every request of ``pending``, recording each as it completes, and spread
+        the relayed bytes received."""
         if self.timeline is None:
             self.progress.wait(MPI, pending.requests)
         else:
             self.progress.wait(MPI, pending.requests, lambda k, now: self.seen(pending, k, now))
+        for m in pending.landing:
+            self.land(m)
         pending.requests.clear()
         pending.labels.clear()
+        pending.landing.clear()
 
     def sync(self, frame: int) -> None:
         """A barrier after ``frame``, recorded."""
@@ -186,22 +249,34 @@ class RankExchange:
             self.finish(posted[k])
 
     def all_at_once(self) -> None:
-        self.together(self.outgoing, self.incoming)
+        """Every message posted at once; a relayed message as soon as its bytes have reached
+        its sender."""
+        if self.plan.relayed:
+            self.driven(self.plan.data_waits, self.plan.data_successors)
+        else:
+            self.together(self.outgoing, self.incoming)
 
     def alltoallv(self) -> None:
         sc, sd, rc, rd = self.counts
         self.comm.Alltoallv([self.send, (sc, sd), MPI.BYTE], [self.recv, (rc, rd), MPI.BYTE])
 
     def dependency_driven(self) -> None:
-        """Each message starts once the messages before it on each of its resources have been
-        received; their receivers notify its sender point to point."""
-        plan, me = self.plan, self.rank
-        msgs = plan.messages
-        pending = {m.id: len(plan.waits_for[m.id]) for m in self.outgoing}
+        """Each message starts once the messages before it on each of its resources (and, for a
+        relayed message, those that bring its bytes) have been received; their receivers notify
+        its sender point to point."""
+        self.driven(self.plan.waits_for, self.plan.successors)
+
+    def driven(self, waits_for: list[list[int]], successors: list[list[int]]) -> None:
+        """Each message starts once the messages it waits for (``waits_for``; ``successors``:
+        the messages that wait for each) have been received: by this rank, or by another that
+        notifies it."""
+        me = self.rank
+        msgs = self.plan.messages
+        pending = {m.id: len(waits_for[m.id]) for m in self.outgoing}
         # Each note is received from the rank that sends it, not from any source: MPI keeps the
         # messages of one sender in order, so a faster rank's note of the next exchange cannot be
         # taken for one of this exchange (an application runs the same plan again and again).
-        note_sources = [msgs[p].dst for m in self.outgoing for p in plan.waits_for[m.id] if msgs[p].dst != me]
+        note_sources = [msgs[p].dst for m in self.outgoing for p in waits_for[m.id] if msgs[p].dst != me]
         note_bufs = [np.zeros(1, np.int64) for _ in note_sources]
         requests: list[MPI.Request] = []
         actions: list[tuple[str, object, float]] = []
@@ -212,7 +287,7 @@ class RankExchange:
             actions.append((what, item, MPI.Wtime()))
 
         def received(p: int) -> None:
-            for s in plan.successors[p]:
+            for s in successors[p]:
                 if msgs[s].src == me:
                     release(s)
                 else:
@@ -251,6 +326,8 @@ class RankExchange:
                     timeline.add("recv" if what == "data" else "send", item.transfer, item.frame,  # type: ignore[attr-defined]
                                  posted, now)
                 if what == "data":
+                    if item.id in self.landing:  # type: ignore[attr-defined]
+                        self.land(item)  # type: ignore[arg-type]
                     received(item.id)  # type: ignore[attr-defined]
                 elif what == "note":
                     release(int(item[0]))  # type: ignore[index]
@@ -261,9 +338,7 @@ class RankExchange:
         under way and sleeping in between."""
         assert self.chunks is not None, "prepare_paced comes first"
         me, origin = self.rank, MPI.Wtime()
-        for src, dst, nbytes, s_off, r_off in self.plan.regions:
-            if src == me and dst == me:
-                self.recv[r_off:r_off + nbytes] = self.send[s_off:s_off + nbytes]
+        self.copy_own_transfers()
         # Only the requests under way are tested: testing every request of the run at each turn
         # cost each of 8 ranks on 2 cores enough processor to hand its chunks late.
         live = Pending()
@@ -382,6 +457,11 @@ class RankExchange:
         if alltoallv_mode_env(mode) is not None:
             self.alltoallv()
             return
+        if self.plan.relayed:
+            if mode not in RELAYED_MODES:
+                raise ValueError(f"the {mode} mode does not run a relayed schedule")
+            if mode != "paced":
+                self.copy_own_transfers()
         {"frames": self.frames, "all-at-once": self.all_at_once, "barrier-free": self.dependency_driven,
          "dependency-driven": self.dependency_driven, "paced": self.paced, "shuffle": self.shuffle,
          "pairwise": self.pairwise}[mode]()

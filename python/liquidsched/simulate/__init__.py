@@ -220,8 +220,10 @@ def prediction_from_times(schedule: Schedule, model: str, policy: str | None, ma
                           start: list[float], finish: list[float], utilisation: np.ndarray, rate_updates: int,
                           backend: str, wall_s: float, bound: Bound | None = None) -> Prediction:
     """A Prediction from the makespan and the flows' times, with throughput and ratio to the bound
-    (``bound``: the traffic's, when the caller has it already)."""
-    net, traffic = schedule.network, schedule.traffic
+    (``bound``: the traffic's, when the caller has it already). A relayed schedule's throughput
+    and bound are those of the exchange it carries, as its summary gives them: the bytes the
+    user exchanges, against sending them straight."""
+    net, traffic = schedule.network, schedule.exchange
     throughput = traffic.total_bytes / makespan if makespan > 0 else float("inf")
     bound = (bound or compute_bound(net, traffic)).liquid_throughput_Bps
     ratio = float(Fraction(throughput) / bound) if makespan > 0 else 1.0
