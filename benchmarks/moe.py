@@ -13,11 +13,12 @@ levels of DeepEP's imbalance (max/mean of the tokens a rank receives: 1.1, 1.35,
 
 Per cell, in ms and over Λ (the bound of sending every transfer straight):
 
-* **ours**, the better in the fluid model of (a) *paced*: every transfer sent straight from the
-  start at size / Λ, which no resource's capacity is below, so that all end at Λ plus their
-  path's latency (the continuous form of a liquid schedule; its chunked execution is the
-  ``paced`` mode), and (b) ``rails`` (FAST's balancing, then every server to every other at once
-  on the rails, pipelined in 8 parts; fluid model, ``steps`` policy); its time in the frames
+* **ours**, the better in the fluid model of (a) *paced* (the simulator's ``paced`` policy): every
+  transfer sent straight from the start at size / Λ, which no resource's capacity is below, so
+  that all end at Λ plus their path's latency (the continuous form of a liquid schedule; its
+  chunked execution is the ``paced`` mode), and (b) ``rails`` (FAST's balancing, then every
+  server to every other at once on the rails, pipelined in 8 parts; fluid model, ``steps``
+  policy); its time in the frames
   model beside it (``rails``' frames; for paced, the frames of ``weighted`` with β = 0 under
   ``--frames-direct``);
 * **all at once** in the fluid model (max-min fair sharing);
@@ -69,12 +70,6 @@ def timed_plan(net, traffic, algorithm: str, **options):
     return schedule, elapsed
 
 
-def paced_fluid_s(net, traffic, duration_s: float) -> float:
-    """Every transfer straight from 0 at size / Λ: on each resource the rates add up to at most
-    its capacity, so in the fluid model none waits and each ends at Λ plus its path's latency."""
-    return duration_s + max(sum(net.links[l].latency_s for l in net.route(t.src, t.dst)) for t in traffic)
-
-
 def measure_cell(name: str, spec: str, gpus: int | None, traffic_name: str, traffic_spec: str,
                  frames_direct: bool) -> dict:
     net = build_topology(spec)
@@ -83,7 +78,8 @@ def measure_cell(name: str, spec: str, gpus: int | None, traffic_name: str, traf
     servers = {} if gpus is None else {"gpus": gpus}
     direct, _ = timed_plan(net, traffic, "round-robin")
     all_at_once = simulate(direct, "fluid", "all-at-once").makespan_s
-    paced = paced_fluid_s(net, traffic, lam)
+    # The simulator's paced policy: every transfer capped at its paced rate, shared max-min.
+    paced = simulate(direct, "fluid", "paced").makespan_s
     rails, rails_s = timed_plan(net, traffic, "rails", chunks=RAILS_CHUNKS, **servers)
     rails_fluid = simulate(rails, "fluid", "steps").makespan_s
     fast, fast_s = timed_plan(net, traffic, "fast", **servers)

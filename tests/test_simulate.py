@@ -226,3 +226,39 @@ def test_unknown_engine_is_refused(two_switch_net):
     schedule = plan(two_switch_net, half_all_to_all(two_switch_net), "round-robin")
     with pytest.raises(ValueError, match='unknown engine "fast"'):
         run_engine("fast", schedule, "all-at-once")
+
+
+# -- the paced policy: the continuous form of a liquid schedule ------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(problems(), st.sampled_from([0.0, 0.02, 0.3]))
+def test_the_paced_policy_ends_every_transfer_at_its_paced_duration_on_any_network(problem, headroom):
+    """Heterogeneous capacities, shared cables, uneven sizes: every transfer, paced from the start
+    at size / (Λ · (1 + h)), ends at Λ · (1 + h) plus its path's latency (the closed form), no
+    resource is ever asked for more than 1 / (1 + h) of its capacity, and paced is never later
+    than all at once by more than a latency."""
+    net, traffic = problem
+    s = plan(net, traffic, "round-robin")
+    paced_s = float(compute_bound(net, traffic).duration_s) * (1 + headroom)
+    p = simulate(s, "fluid", "paced", pace_headroom=headroom, bins=32)
+    assert p.policy == "paced" and p.utilisation.shape[0] == len(net.resources)
+    latency = [sum(net.links[link].latency_s for link in net.route(t.src, t.dst)) for t in traffic]
+    for t, start, finish, lat in zip(traffic, p.start_s, p.finish_s, latency):
+        assert start == 0.0
+        assert finish == pytest.approx(paced_s + lat, rel=1e-9, abs=1e-12)
+    assert p.utilisation.max(initial=0.0) <= 1 / (1 + headroom) + 1e-9
+    together = simulate(s, "fluid", "all-at-once").makespan_s
+    assert p.makespan_s <= together * (1 + headroom) + max(latency) + 1e-12
+
+
+def test_the_paced_policy_takes_a_headroom_and_no_other_policy_does():
+    net = Network([Node("a", HOST, "sender"), Node("b", HOST, "receiver"), Node("s", SWITCH)],
+                  [Link("a>s", "a", "s", 100.0), Link("s>b", "s", "b", 1000.0)], ShortestPath())
+    s = plan(net, Traffic([Transfer("a", "b", 400), Transfer("a", "b", 100)]), "round-robin")
+    # Λ = 5 s; with h = 0.25 each transfer runs at its size / 6.25 s: 64 and 16 B/s, 80 % of the link.
+    p = simulate(s, "fluid", "paced", pace_headroom=0.25)
+    assert p.finish_s == pytest.approx([6.25, 6.25]) and p.ratio_to_bound == pytest.approx(0.8)
+    with pytest.raises(InputError, match="headroom applies to the fluid model's paced policy"):
+        simulate(s, "fluid", "all-at-once", pace_headroom=0.1)
+    with pytest.raises(InputError, match="pace headroom must be a share from 0 to 0.5"):
+        simulate(s, "fluid", "paced", pace_headroom=0.9)

@@ -141,7 +141,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", choices=POLICIES,
                    help="fluid model: flows frame by frame behind a barrier (default), all at once "
                         "(the schedule's order ignored), per sender in schedule order, under a global window "
-                        "(window: --window, or a shuffle schedule's own), or each node one step at a time (steps)")
+                        "(window: --window, or a shuffle schedule's own), each node one step at a time (steps), or "
+                        "every transfer from the start at size / Λ, the continuous form of a liquid schedule (paced)")
     p.add_argument("--overhead", type=duration_arg, metavar="TIME",
                    help="β, such as 1ms or 250us (plain numbers are seconds), added to every frame (frames model, fluid frames policy; default 0); "
                         "also the step cost ggp and oggp schedule for")

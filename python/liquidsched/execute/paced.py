@@ -43,13 +43,12 @@ import math
 from dataclasses import dataclass
 
 from ..errors import InputError
+from ..simulate import MAX_PACE_HEADROOM  # the simulator's paced policy takes the same
 
 #: The headroom h: the paced rates take at most 1 / (1 + h) of every link's capacity, leaving the
 #: rest to the acknowledgements of the opposite direction and TCP's own losses (see the module's
 #: documentation).
 PACE_HEADROOM = 0.02
-#: The largest headroom accepted: a third of every link left idle.
-MAX_PACE_HEADROOM = 0.5
 #: The variable that sets the headroom of the interposition library and the mpi4py API.
 PACE_HEADROOM_ENV = "LIQUIDSCHED_PACE_HEADROOM"
 #: The time between two chunks of one transfer, at its paced rate.

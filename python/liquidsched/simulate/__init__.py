@@ -7,8 +7,12 @@ resource max-min fairly among the flows crossing it (TCP-like, slots play no par
 started all at once, frame by frame behind a barrier, per sender in schedule order, under a
 global window (paper 002: a node sends the pieces of step ``k`` while fewer than ``W`` of the
 steps before ``k`` are not yet wholly received by it), or one step at a time per node (the pairwise
-exchange: a piece starts when its sender and its receiver have finished their earlier steps).
-Steps are the schedule's (:meth:`~liquidsched.schedule.Schedule.frame_steps`). The fluid model
+exchange: a piece starts when its sender and its receiver have finished their earlier steps), or
+paced (every transfer whole from the start, each held to its paced rate ``size / (Λ · (1 + h))``:
+the continuous form of a liquid schedule, whose rates no resource's capacity is below, so that
+every transfer ends at Λ · (1 + h) plus its path's latency on any network, for any sizes; the
+engine shares the resources max-min as for any policy, each transfer's rate capped by a resource
+of its own, so the claim is the simulator's, not assumed). Steps are the schedule's (:meth:`~liquidsched.schedule.Schedule.frame_steps`). The fluid model
 has no buffers and loses nothing: it predicts what a window costs in pipelining (too small a
 window leaves links idle for a latency), not the congestion losses it prevents.
 """
@@ -16,7 +20,7 @@ window leaves links idle for a latency), not the congestion losses it prevents.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
@@ -30,7 +34,9 @@ from ..units import parse_duration
 from ..validation import require_exact_delivery
 
 MODELS = ("frames", "circuit", "fluid")
-POLICIES = ("all-at-once", "frames", "per-sender", "window", "steps")
+POLICIES = ("all-at-once", "frames", "per-sender", "window", "steps", "paced")
+#: The largest headroom of the paced policy: a third of every link left idle.
+MAX_PACE_HEADROOM = 0.5
 #: ``rust``: the simulator of the core; ``simgrid``: SimGrid's CM02 model (fluid only).
 BACKENDS = ("rust", "simgrid")
 
@@ -111,8 +117,28 @@ def window_of(schedule: Schedule, window: int | None) -> int:
     return window
 
 
+def paced_flows(schedule: Schedule, flows: Flows, headroom: float) -> tuple[list[float], list[int], Flows]:
+    """The paced policy's problem: the resources' capacities and slots, and ``flows`` (whole
+    transfers), each flow's path extended by a resource of its own whose capacity is its paced
+    rate ``size / (Λ · (1 + headroom))``. A flow without bytes, or a traffic whose Λ is 0 (no
+    transfer crosses a resource), needs no cap."""
+    net = schedule.network
+    capacities, slots = list(net.resource_capacity), list(net.resource_slots)
+    duration = float(compute_bound(net, schedule.traffic).duration_s) * (1 + headroom)
+    paths = []
+    for path, size in zip(flows.paths, flows.sizes):
+        if size > 0 and duration > 0:
+            paths.append([*path, len(capacities)])
+            capacities.append(size / duration)
+            slots.append(1)
+        else:
+            paths.append(list(path))
+    return capacities, slots, replace(flows, paths=paths)
+
+
 def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-once", overhead_s: float = 0.0,
-             bins: int = 0, backend: str = "rust", window: int | None = None) -> Prediction:
+             bins: int = 0, backend: str = "rust", window: int | None = None,
+             pace_headroom: float = 0.0) -> Prediction:
     """Predict the makespan of ``schedule`` in ``model``.
 
     Parameters
@@ -123,8 +149,9 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         When fluid flows start: ``all-at-once`` (every transfer whole, at once: the
         schedule's pieces and order do not matter), ``frames`` (barrier between frames) or
         ``per-sender`` (each sender in schedule order, no barrier), ``window`` (each node in
-        schedule order, while fewer than ``window`` earlier steps are not wholly received) or
-        ``steps`` (each node one step at a time). Ignored by the other models.
+        schedule order, while fewer than ``window`` earlier steps are not wholly received),
+        ``steps`` (each node one step at a time) or ``paced`` (every transfer whole from the
+        start at its paced rate, :func:`paced_flows`). Ignored by the other models.
     overhead_s
         β added to every frame (frames model, frames policy).
     bins
@@ -135,6 +162,10 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     window
         W of the ``window`` policy, in steps; by default the schedule's own
         (:func:`window_of`).
+    pace_headroom
+        h of the ``paced`` policy: the rates take 1 / (1 + h) of what the bottlenecks carry
+        (0: the pure form, every transfer at Λ; the executor's paced mode leaves 0.02 to TCP's
+        acknowledgements, which the fluid model does not carry).
 
     Examples
     --------
@@ -160,11 +191,16 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
     require_exact_delivery(schedule)
     if schedule.relay is not None:
         _require_causal(model, policy)
+    paced = model == "fluid" and policy == "paced"
+    if pace_headroom != 0 and not paced:
+        raise InputError("a pace headroom applies to the fluid model's paced policy")
+    if not (isinstance(pace_headroom, (int, float)) and 0 <= pace_headroom <= MAX_PACE_HEADROOM):
+        raise InputError(f"the pace headroom must be a share from 0 to {MAX_PACE_HEADROOM:g}, got {pace_headroom!r}")
     gated = model == "fluid" and policy in ("window", "steps")
     if window is not None and not (model == "fluid" and policy == "window"):
         raise InputError("a window applies to the fluid model's window policy")
     w = window_of(schedule, window) if model == "fluid" and policy == "window" else 0
-    if model == "fluid" and policy == "all-at-once":
+    if model == "fluid" and policy in ("all-at-once", "paced"):
         schedule = whole_transfers(schedule)
     net = schedule.network
     if backend == "simgrid":
@@ -180,12 +216,18 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
         return prediction_from_times(schedule, model, policy, max(raw["finish_s"], default=0.0), raw["start_s"],
                                      raw["finish_s"], empty, 0, "simgrid", raw["run_s"])
     f = flows_of(schedule)
+    capacities, slots, engine_policy = list(net.resource_capacity), net.resource_slots, policy
+    if paced:
+        capacities, slots, f = paced_flows(schedule, f, float(pace_headroom))
+        engine_policy = "all-at-once"
     t0 = time.perf_counter()
-    raw = _core.simulate(list(net.resource_capacity), f.paths, f.sizes, f.latencies, f.senders, f.frames, model,
-                         policy, float(overhead_s), int(bins), slots=net.resource_slots, receivers=f.receivers,
+    raw = _core.simulate(capacities, f.paths, f.sizes, f.latencies, f.senders, f.frames, model,
+                         engine_policy, float(overhead_s), int(bins), slots=slots, receivers=f.receivers,
                          frame_steps=schedule.frame_steps() if gated else [], window=w)
     wall = time.perf_counter() - t0
-    utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(net.resources), raw["bins"])
+    # The paced caps are resources of the problem, not of the network.
+    utilisation = np.asarray(raw["utilisation"], dtype=float).reshape(len(capacities), raw["bins"])
+    utilisation = utilisation[:len(net.resources)]
     prediction = prediction_from_times(schedule, model, policy if model == "fluid" else None, raw["makespan_s"],
                                        raw["start_s"], raw["finish_s"], utilisation, raw["rate_updates"], "rust",
                                        wall)
@@ -231,5 +273,5 @@ def prediction_from_times(schedule: Schedule, model: str, policy: str | None, ma
                       list(net.resources), rate_updates, backend, wall_s)
 
 
-__all__ = ["BACKENDS", "MODELS", "POLICIES", "Flows", "Prediction", "flows_of", "prediction_from_times", "simulate",
-           "window_of"]
+__all__ = ["BACKENDS", "MODELS", "POLICIES", "Flows", "Prediction", "flows_of", "paced_flows", "prediction_from_times",
+           "simulate", "window_of"]
