@@ -78,6 +78,7 @@ bench-emulated: $(STAMP)
 	$(PY) benchmarks/tcp_settings.py --repeats 7 --output $(OUT)/tcp-settings.json --plot $(OUT)/tcp-settings.png
 	$(PY) benchmarks/emulated_exchange.py --output $(OUT)/emulated-exchange.json --plot $(OUT)/emulated-exchange.png
 	$(PY) benchmarks/shuffle.py --output $(OUT)/shuffle.json --plot $(OUT)/shuffle.png
+	$(PY) benchmarks/moe_emulated.py --repeats 7 --output $(OUT)/moe-emulated.json --plot $(OUT)/moe-emulated.png
 	# Message sizes as the OSU benchmarks sweep them: two-switch (senders and receivers apart, so no
 	# MPI_Alltoall), then two switches of five full-duplex hosts with MPI_Alltoall.
 	$(LS) run --topology two-switch:capacity_Bps=100Mbit/s --traffic all-to-all --algorithm liquid --emulate \
