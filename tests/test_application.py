@@ -39,6 +39,22 @@ def test_every_mode_equals_mpi_alltoallv_on_the_applications_buffers(topology, r
     assert by_case["alltoall-pairwise"]["algorithm"] == "pairwise"
 
 
+def test_relayed_schedules_run_on_the_applications_buffers_exactly():
+    """FAST and hierarchical dispatch forward through other ranks; their segments are moved to
+    where the application keeps each message, gaps and all."""
+    topology = "two-tier:servers=2,gpus=2,servers_per_leaf=1"
+    done = subprocess.run([find_mpiexec(), "-n", "4", sys.executable, str(PROGRAM), topology, "relayed"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    modes = ("frames", "barrier-free", "all-at-once", "pairwise", "paced", "alltoallv")
+    assert [r["case"] for r in rows] == [f"relayed-{a}-{m}" for a in ("fast", "hierarchical") for m in modes] + [
+        "relayed-shuffle-refused"]
+    assert all(r["exact"] for r in rows), rows
+    assert all(r["algorithm"] == r["case"].split("-")[1] for r in rows if r["case"].split("-", 2)[2] in modes[:4])
+    assert "the shuffle mode does not run a relayed schedule" in rows[-1]["message"]
+
+
 class OneRankOfTwo:
     """Rank 0 of a two-rank communicator, as far as checks before any message go."""
 

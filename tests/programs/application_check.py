@@ -10,6 +10,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
+from liquidsched.errors import InputError
 from liquidsched.execute.application import plan_alltoall, plan_alltoallv
 from liquidsched.execute.plan import MODES
 
@@ -37,6 +38,31 @@ def check(name, exchange, send, counts, sdispls, rcounts, rdispls, dtype, repeat
         print(json.dumps({"case": name, "exact": ok, "algorithm": info.algorithm if info else None,
                           "frames": exchange.schedule.length if exchange.schedule else 0}), flush=True)
 
+
+if sys.argv[2:] == ["relayed"]:
+    # FAST's and hierarchical dispatch's legs through other ranks: uneven counts with gaps, some
+    # empty, int32 elements, in every mode that runs legs.
+    counts = [((5 * me + 3 * j) % 4) * 50 + 7 * (j != me) for j in range(size)]
+    sdispls = [sum(counts[:j]) + j for j in range(size)]
+    rcounts = [((5 * i + 3 * me) % 4) * 50 + 7 * (i != me) for i in range(size)]
+    rdispls = [sum(rcounts[:i]) + 2 * i for i in range(size)]
+    for algorithm in ("fast", "hierarchical"):
+        for mode in ("frames", "barrier-free", "all-at-once", "pairwise", "paced", "alltoallv"):
+            ex = plan_alltoallv(comm, topology, counts, sdispls=sdispls, rdispls=rdispls, itemsize=4, mode=mode,
+                                algorithm=algorithm)
+            check(f"relayed-{algorithm}-{mode}", ex, np.zeros(sum(counts) + size, np.int32), counts, sdispls,
+                  rcounts, rdispls, np.int32)
+            ex.free()
+    try:
+        plan_alltoallv(comm, topology, counts, sdispls=sdispls, rdispls=rdispls, itemsize=4, mode="shuffle",
+                       algorithm="fast")
+        refused = None
+    except InputError as e:
+        refused = str(e)
+    if me == 0:
+        print(json.dumps({"case": "relayed-shuffle-refused", "exact": refused is not None, "message": refused}),
+              flush=True)
+    sys.exit(1 if wrong or refused is None else 0)
 
 # Equal messages, every mode, float64 elements: MPI_Alltoall's shape.
 for mode in MODES:

@@ -49,7 +49,7 @@ from ..schedule import Schedule
 from ..traffic import Traffic, Transfer
 from .paced import RankPacedPlanner, headroom_from_environment, paced_duration_s
 from .prediction import crossing_lambda_s
-from .plan import MODES, STEPPED_MODES, ExchangePlan, exchange_plan
+from .plan import MODES, RECV, RELAYED_MODES, SEND, STEPPED_MODES, ExchangePlan, Segment, exchange_plan
 
 
 
@@ -335,6 +335,10 @@ def _place_scheduled(exchange: PersistentExchange, replanning: _Replanning, traf
     if "error" in doc:
         raise InputError(f"planning on rank 0 failed: {doc['error']}")
     exchange.schedule = Schedule.from_dict(doc)
+    if exchange.schedule.relay is not None and mode not in RELAYED_MODES:
+        # Every rank has the same schedule, so every rank refuses alike.
+        raise InputError(f"the {mode} mode does not run a relayed schedule (the {exchange.schedule.info.algorithm} "
+                         f"schedule forwards bytes through ranks); its modes: {', '.join(RELAYED_MODES)}")
     exchange.window = exchange.schedule.info.parameters.get("window") if mode == "shuffle" else None
     paced_s = None
     if mode == "paced":
@@ -500,6 +504,10 @@ def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[st
         regions.append((src, dst, nbytes, s_new, r_new))
         starts[i] = (s_new - s_off, r_new - r_off)
     for m in plan.messages:
+        if m.segments:
+            messages.append(dataclasses.replace(m, segments=tuple(_moved(seg, *starts[seg.transfer])
+                                                                  for seg in m.segments)))
+            continue
         ds, dr = starts[m.transfer]
         messages.append(dataclasses.replace(m, send_offset=m.send_offset + ds, recv_offset=m.recv_offset + dr))
     exchange.plan = dataclasses.replace(plan, messages=messages, regions=regions)
@@ -510,6 +518,14 @@ def _place(exchange: PersistentExchange, plan: ExchangePlan, rank_hosts: list[st
     exchange.runner = RankExchange(exchange.sub, exchange.plan, 0, exchange.window, buffers=(empty, empty),
                                    progress="sleep", prepost=True, paced_s=paced_s)
     exchange.runner.prepare(exchange.mode)
+
+
+def _moved(seg: Segment, ds: int, dr: int) -> Segment:
+    """A relayed segment in the application's buffers: its bytes in the send buffer moved by
+    ``ds``, in the receive buffer by ``dr`` (a staging buffer is the exchange's own)."""
+    source_shift = ds if seg.source == SEND else dr if seg.source == RECV else 0
+    return seg._replace(source_offset=seg.source_offset + source_shift,
+                        target_offset=seg.target_offset + (dr if seg.target == RECV else 0))
 
 
 def _comm_null() -> Any:

@@ -131,11 +131,12 @@ SEND, STAGE, RECV = "send", "stage", "recv"
 
 
 class Segment(NamedTuple):
-    """Bytes of an original transfer that a relayed message carries: ``nbytes`` read at
-    ``source_offset`` of the sender's ``source`` buffer (send, stage or recv) and written at
-    ``target_offset`` of the receiver's ``target`` buffer (recv at their destination, stage at
-    a host that forwards them)."""
+    """Bytes of original transfer ``transfer`` (an index of the plan's regions) that a relayed
+    message carries: ``nbytes`` read at ``source_offset`` of the sender's ``source`` buffer
+    (send, stage or recv) and written at ``target_offset`` of the receiver's ``target`` buffer
+    (recv at their destination, stage at a host that forwards them)."""
 
+    transfer: int
     source: str
     source_offset: int
     target: str
@@ -362,7 +363,7 @@ def _relayed_messages(schedule: Schedule, rank: dict[str, int], regions: list[tu
                     else:
                         target, target_at = STAGE, stage_bytes[dst]
                         stage_bytes[dst] += nbytes
-                    segments.append(Segment(buffer, offset, target, target_at, nbytes))
+                    segments.append(Segment(c, buffer, offset, target, target_at, nbytes))
                     arriving.append((dst, c, [start, nbytes, target, target_at, mid]))
                 amount -= take
                 at[1] += take
@@ -395,11 +396,12 @@ def _take_held(queue: deque[Held] | None, amount: int, leg: str) -> list[Held]:
 
 
 def _merged(segments: list[Segment]) -> tuple[Segment, ...]:
-    """``segments`` with each one that continues the one before in both buffers joined to it."""
+    """``segments`` with each one that continues the one before, of the same transfer, in both
+    buffers joined to it."""
     out: list[Segment] = []
     for s in segments:
         last = out[-1] if out else None
-        if (last is not None and last.source == s.source and last.target == s.target
+        if (last is not None and last.transfer == s.transfer and last.source == s.source and last.target == s.target
                 and last.source_offset + last.nbytes == s.source_offset
                 and last.target_offset + last.nbytes == s.target_offset):
             out[-1] = last._replace(nbytes=last.nbytes + s.nbytes)
