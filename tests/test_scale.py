@@ -15,7 +15,7 @@ from liquidsched import compute_bound
 from liquidsched.bounds import Bound, counted_frame_time_bound
 from liquidsched.errors import RoutingError, TrafficError
 from liquidsched.network import HOST, SWITCH, Link, Network, Node
-from liquidsched.routing import ExplicitPaths, NextHop, ShortestPath, check_route
+from liquidsched.routing import ExplicitPaths, Forwarding, NextHop, ShortestPath, check_route
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all, random_matrix
 from liquidsched.units import MAX_SIZE_BYTES
@@ -31,6 +31,8 @@ def reference_route(net: Network, src: str, dst: str) -> tuple[str, ...]:
         nodes = _shortest(net, src, dst)
     elif isinstance(net.routing, NextHop):
         nodes = _next_hop(net, src, dst)
+    elif isinstance(net.routing, Forwarding):
+        nodes = _forwarding(net, src, dst)
     else:
         nodes = _explicit(net, src, dst)
     return check_route(net, src, dst, nodes)
@@ -88,6 +90,24 @@ def _next_hop(net: Network, src: str, dst: str) -> list[str]:
     return nodes + [dst]
 
 
+def _forwarding(net: Network, src: str, dst: str) -> list[str]:
+    """Hop by hop through the tables from the source host (to its switch first when the table
+    says nothing), a missing entry meaning the direct link, then a host's switch."""
+    table = net.routing.table
+    nodes = [src]
+    while len(nodes) == 1 or nodes[-1] != dst:
+        v = nodes[-1]
+        if dst in table.get(v, {}):
+            nodes.append(table[v][dst])
+        elif net.link_between(v, dst) is not None and not (v == src == dst):
+            nodes.append(dst)
+        else:
+            nodes.append(net.home_switch(v))
+        if len(nodes) > len(net.nodes) + 2:
+            raise RoutingError("loops")
+    return nodes
+
+
 def _explicit(net: Network, src: str, dst: str) -> list[str]:
     if (src, dst) in net.routing.paths:
         return list(net.routing.paths[(src, dst)])
@@ -143,6 +163,7 @@ def assert_routes_as_reference(net: Network) -> None:
 BUILT_IN = [
     "two-switch", "swiss-t1", "hierarchical:d1=3,d2=3", "hierarchical:d1=2,d2=3,shared_uplinks=true",
     "fat-tree:k=4", "fat-tree:k=6,oversubscription=2", "fat-tree:k=4,hosts_per_edge=3", "torus:dims=3/4",
+    "fat-tree:k=6,routing=by-edge-switch",
     "torus:dims=2/2/3", "mesh:dims=3/3", "crossbar:n=6", "backbone:n1=3,n2=4",
     "random:switches=6,hosts=10,seed=1", "random:switches=8,hosts=12,extra_cables=5,seed=7",
 ]
@@ -252,8 +273,13 @@ def test_a_failing_switch_path_names_the_first_host_pair_that_needs_it():
     links = [Link("a>s1", "a", "s1", 1.0), Link("s1>a", "s1", "a", 1.0), Link("b>s2", "b", "s2", 1.0),
              Link("s2>b", "s2", "b", 1.0), Link("c>s2", "c", "s2", 1.0), Link("s2>c", "s2", "c", 1.0),
              Link("s1>s2", "s1", "s2", 1.0)]
-    with pytest.raises(RoutingError, match=r"no route from switch s2 to switch s1 \(needed for b to a\)"):
-        Network(nodes, links)
+    net = Network(nodes, links)
+    # The network loads: the pairs it cannot route are kept, each pair of switches named by the
+    # first host pair that needs it, and a traffic that needs one is refused.
+    assert list(net.missing_routes) == [("b", "a")]
+    assert str(net.missing_routes[("b", "a")]).endswith("no route from switch s2 to switch s1 (needed for b to a)")
+    with pytest.raises(TrafficError, match=r"transfers\[1\] \(c->a\): .*no route from switch s2 to switch s1"):
+        compute_bound(net, Traffic([Transfer("a", "c", 1), Transfer("c", "a", 1)]))
 
 
 # -- large traffics as columns ---------------------------------------------------------------------

@@ -58,11 +58,19 @@ def test_core_equals_python_loop(net):
     assert as_reference(run_sweep(net)) == sweep_python(model)
 
 
-@pytest.mark.parametrize("spec", ["hierarchical:d1=3,d2=3,shared_uplinks=true", "fat-tree:k=4,oversubscription=2"])
+@pytest.mark.parametrize("spec", ["hierarchical:d1=3,d2=3,shared_uplinks=true",
+                                  "fat-tree:k=4,oversubscription=2,routing=by-edge-switch"])
 def test_core_equals_python_loop_on_builders(spec):
     net = build_topology(spec)
     result = run_sweep(net, include_self=False)
     assert as_reference(result) == sweep_python(sweep_model(net, include_self=False))
+
+
+def test_the_sweep_refuses_routes_chosen_by_destination_host_naming_a_pair():
+    # D-mod-k sends hosts of one edge switch up different aggregation switches: an allocation's
+    # bound is then not a function of how many hosts it takes on each switch.
+    with pytest.raises(TopologyError, match=r"the route h0.0.0 → h0.1.1 is not the route between their switches"):
+        run_sweep(build_topology("fat-tree:k=4"))
 
 
 def test_best_allocation_answers_which_nodes(t1_sweep):

@@ -74,7 +74,7 @@ MALFORMED = {
     "unknown node": (lambda d: d["links"][3].update(dst="h9"), "links[3].dst: unknown node 'h9'"),
     "non-positive capacity": (lambda d: d["links"][0].update(capacity_Bps=0), "links[0].capacity_Bps: expected a rate from"),
     "duplicate id": (lambda d: d["nodes"].append({"id": "h1"}), "nodes[3].id: duplicate id 'h1'"),
-    "unreachable pair": (lambda d: d["links"].pop(3), "no route from h1 to h2"),
+    "host without a link": (lambda d: [d["links"].pop(3), d["links"].pop(2)], "nodes[2]: host h2 has no link"),
     "unknown field": (lambda d: d["links"][0].update(capacity=5), "links[0]: unknown field 'capacity'"),
     "bad kind": (lambda d: d["nodes"][0].update(kind="router"), "nodes[0].kind: expected 'host' or 'switch'"),
 }
@@ -90,6 +90,14 @@ def test_malformed_file_names_the_field(case, tmp_path):
     message = str(e.value)
     assert message.startswith(f"{path}: ") and expected in message
     assert "\n" not in message
+
+
+def test_a_pair_without_a_route_loads_and_is_listed():
+    # h2's cable down is gone: h1 cannot reach it, which a traffic that needs it will be told.
+    net = topology_from_dict(broken(lambda d: d["links"].pop(3)))
+    assert [pair for pair in net.missing_routes] == [("h1", "h2"), ("h2", "h2")]
+    assert "no route from h1 to h2" in str(net.missing_routes[("h1", "h2")])
+    assert net.route("h2", "h1") == ("h2>s", "s>h1")
 
 
 def test_routing_loop_is_reported():

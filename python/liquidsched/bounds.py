@@ -301,7 +301,7 @@ def resource_usage(net: Network, traffic: Traffic) -> dict[int, dict[tuple[int, 
         size = None if ends.size_of is None else ends.size_of[part]
         pair = ends.pair_up[src] + ends.pair_down[dst]
         if not ends.all_composed:
-            composed = (ends.up_switch[src] >= 0) & (ends.down_switch[dst] >= 0)
+            composed = (ends.up_switch[src] >= 0) & (ends.down_target[dst] >= 0)
             pair[~composed] = 0
             composed &= ends.pair_known[pair]
             apart = ~composed
@@ -346,24 +346,24 @@ class _Ends:
         on_net = traffic.network_hosts(net)
         known = on_net >= 0
         self.up_switch = np.where(known, table.up_switch[on_net], -1)
-        self.down_switch = np.where(known, table.down_switch[on_net], -1)
+        self.down_target = np.where(known, table.down_target[on_net], -1)
         self.up_resource = np.where(self.up_switch >= 0, table.up_resource[on_net], -1)
-        self.down_resource = np.where(self.down_switch >= 0, table.down_resource[on_net], -1)
+        self.down_resource = np.where(self.down_target >= 0, table.down_resource[on_net], -1)
         self.up_rank, self.down_rank = rank[self.up_resource], rank[self.down_resource]
-        n = len(table.switches)
+        n, m = len(table.switches), len(table.targets)
         # One entry at least: transfers not composed look up pair 0 before they are set aside.
         self.pair_known = table.pair_known if n else np.zeros(1, dtype=bool)
         self.pair_rank = _pair_min_rank(table, rank[:-1], self.n_rates) if n else np.zeros(1, dtype=np.int64)
-        # A transfer's pair of switches is pair_up[src] + pair_down[dst]: one gather an end.
-        self.pair_up = np.maximum(self.up_switch, 0) * n
-        self.pair_down = np.maximum(self.down_switch, 0)
+        # A transfer's pair (switch, target) is pair_up[src] + pair_down[dst]: one gather an end.
+        self.pair_up = np.maximum(self.up_switch, 0) * m
+        self.pair_down = np.maximum(self.down_target, 0)
         self.host_key = np.arange(len(on_net), dtype=np.int64) * self.classes
         # With return_counts, np.unique does not load numpy.ma to ask whether the array is masked
         # (some 10 ms of every command's start-up).
         homes_up = np.unique(self.up_switch, return_counts=True)[0]
-        homes_down = np.unique(self.down_switch, return_counts=True)[0]
+        homes_down = np.unique(self.down_target, return_counts=True)[0]
         self.all_composed = bool(homes_up.min() >= 0 and homes_down.min() >= 0
-                                 and table.pair_known[(homes_up[:, None] * n + homes_down).ravel()].all())
+                                 and table.pair_known[(homes_up[:, None] * m + homes_down).ravel()].all())
 
     def class_of(self, src: np.ndarray, dst: np.ndarray, pair: np.ndarray, size: np.ndarray | None) -> np.ndarray:
         """Each transfer's class, ``size index × rates + rank of its slot rate``."""

@@ -23,6 +23,11 @@ class RoutingError(TopologyError):
     """A route is missing, leaves the network, or loops."""
 
 
+class MissingRouteError(RoutingError):
+    """A pair of hosts the network does not route: no path, or no entry in a table. A network
+    loads without it; a traffic that needs it is refused naming the pair."""
+
+
 class TrafficError(InputError):
     """A traffic description is malformed or does not fit the network."""
 

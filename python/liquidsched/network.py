@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from .errors import RoutingError, TopologyError
-from .routing import Routing, ShortestPath, check_route, check_switch_path, composes, routes_of, switch_paths_to
+from .errors import MissingRouteError, RoutingError, TopologyError
+from .routing import (Routing, ShortestPath, check_route, check_switch_path, composes, composes_by_host, no_self_route,
+                      routes_of, switch_paths_to)
 from .units import parse_duration, parse_rate, parse_speed
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,13 +63,16 @@ MAX_BUFFER_PACKETS = 10**6
 @dataclass(frozen=True)
 class Node:
     """A host or a switch. A host's ``role`` says whether it sends, receives, or both;
-    ``speed_flops`` is its compute speed, where a model computes (series of reduces)."""
+    ``speed_flops`` is its compute speed, where a model computes (series of reduces);
+    ``forwards`` says that a host passes on what is not for it, as switches do (a host of a
+    direct-connect network: a ring, a mesh of hosts, a star whose centre relays)."""
 
     id: str
     kind: str = HOST
     role: str = "both"
     speed_flops: float | None = None
     origin: str = field(default="", compare=False, repr=False)
+    forwards: bool = False
 
     @property
     def sends(self) -> bool:
@@ -105,10 +109,12 @@ class RouteTable:
     """Every composed route as integer arrays, for the loads of large traffics at once.
 
     A host whose routes are composed (it hangs off one switch alone, under a policy that routes
-    between switches) has the resource of its link up and down and the index of its switch in
-    ``switches``; ``-1`` marks a host routed pair by pair instead (:meth:`Network.path_resources`).
-    The resources between switches ``a`` and ``b`` are ``pair_resources[pair_offsets[p]:
-    pair_offsets[p + 1]]`` with ``p = a * len(switches) + b``, where ``pair_known[p]``.
+    from switches) has the resource of its link up and down, the index of its switch in
+    ``switches`` and its index in ``targets``: its switch too where routes are chosen by switch,
+    the host itself where forwarding tables choose them by destination host. ``-1`` marks a host
+    routed pair by pair instead (:meth:`Network.path_resources`). The resources from switch
+    ``a`` to the switch of target ``b`` are ``pair_resources[pair_offsets[p]:pair_offsets[p + 1]]``
+    with ``p = a * len(targets) + b``, where ``pair_known[p]``.
     """
 
     #: host ids in declaration order: the index of the arrays below
@@ -117,9 +123,11 @@ class RouteTable:
     up_resource: np.ndarray
     down_resource: np.ndarray
     up_switch: np.ndarray
-    down_switch: np.ndarray
+    down_target: np.ndarray
     #: switches that hosts hang off, in declaration order
     switches: list[str]
+    #: what composed routes lead to: those switches, or the hosts on them (forwarding by host)
+    targets: list[str]
     pair_known: np.ndarray
     pair_offsets: np.ndarray
     pair_resources: np.ndarray
@@ -197,6 +205,9 @@ class Network:
                 raise TopologyError(f"{where}.kind: expected 'host' or 'switch', got {node.kind!r}")
             if node.role not in ROLES:
                 raise TopologyError(f"{where}.role: expected one of {', '.join(ROLES)}, got {node.role!r}")
+            if not isinstance(node.forwards, bool) or (node.forwards and node.kind != HOST):
+                raise TopologyError(f"{where}.forwards: expected true or false on a host (a switch always "
+                                    f"forwards), got {node.forwards!r} on a {node.kind}")
             if node.speed_flops is not None and not (node.kind == HOST and node.speed_flops > 0):
                 raise TopologyError(f"{where}.speed_flops: expected a positive speed on a host, "
                                     f"got {node.speed_flops!r} on a {node.kind}")
@@ -258,6 +269,10 @@ class Network:
         for ids in (self._out, self._in):
             for v, neighbours in ids.items():
                 neighbours.sort(key=self._node_index.__getitem__)
+        for node in self.nodes.values():
+            if node.kind == HOST and not self._out[node.id] and not self._in[node.id]:
+                where = _where(node, f"nodes[{self._node_index[node.id]}]")
+                raise TopologyError(f"{where}: host {node.id} has no link: it can neither send nor receive")
 
     def _build_resources(self, shared_duplex: Iterable[Sequence[str]]) -> None:
         paired: dict[str, str] = {}
@@ -350,9 +365,18 @@ class Network:
                 self._down[h] = down
 
     def _compute_routes(self) -> None:
-        """Compute and check the route of every sender to every receiver: once per pair of
-        switches for composed routes, once per host pair for the others. When some fail, the
-        error is that of the first failing pair, senders then receivers in declaration order."""
+        """Compute and check the route of every sender to every receiver: once per switch and
+        target (a receiver's switch, or the receiver under forwarding by host) for composed
+        routes, once per host pair for the others.
+
+        A pair the network does not connect (no path, no table entry: a
+        :class:`~liquidsched.errors.MissingRouteError`) does not stop it from loading: platforms
+        route only some pairs, a star's leaves reach its centre but not each other, and a host
+        with no switch has no route to itself (a local copy). Such pairs are kept in
+        :attr:`missing_routes`, and a traffic that needs one is refused naming it. Any other
+        failure (a route that loops, leaves the links, crosses a node that does not forward) is
+        an error in the description: the first, senders then receivers in declaration order, is
+        raised."""
         senders, receivers = self.senders(), self.receivers()
         first_sender: dict[str, str] = {}
         for s in senders:
@@ -361,29 +385,48 @@ class Network:
         first_receiver: dict[str, str] = {}
         for d in receivers:
             if d in self._down:
-                first_receiver.setdefault(self._home[d], d)
+                first_receiver.setdefault(self._target(d), d)
         failed: dict[tuple[str, str], RoutingError] = {}
         for last, dst in first_receiver.items():
             for first, e in self._add_switch_routes(list(first_sender), last).items():
                 src = first_sender[first]
-                failed[(src, dst)] = RoutingError(f"{e} (needed for {src} to {dst})")
+                failed[(src, dst)] = type(e)(f"{e} (needed for {src} to {dst})")
         alone_senders = [s for s in senders if s not in self._up]
         alone_receivers = [d for d in receivers if d not in self._down]
-        pairs = [(s, d) for s in alone_senders for d in receivers]
+        pairs = [(s, d) for s in alone_senders for d in receivers if s != d or self._loops_back(s)]
         pairs += [(s, d) for s in senders if s in self._up for d in alone_receivers]
         failed.update(self._add_host_routes(pairs))
-        if failed:
-            sender_at = {h: i for i, h in enumerate(senders)}
-            receiver_at = {h: i for i, h in enumerate(receivers)}
-            raise failed[min(failed, key=lambda pair: (sender_at[pair[0]], receiver_at[pair[1]]))]
+        receiving = set(receivers)
+        failed.update({(s, s): no_self_route(s) for s in alone_senders if s in receiving and not self._loops_back(s)})
+        sender_at = {h: i for i, h in enumerate(senders)}
+        receiver_at = {h: i for i, h in enumerate(receivers)}
+        in_order = sorted(failed, key=lambda pair: (sender_at[pair[0]], receiver_at[pair[1]]))
+        for pair in in_order:
+            if not isinstance(failed[pair], MissingRouteError):
+                raise failed[pair]
+        #: pairs of hosts with no route, one per pair of switches where routes are composed
+        #: (every host pair behind them has none either), with why, in declaration order
+        self.missing_routes: dict[tuple[str, str], MissingRouteError] = {p: failed[p] for p in in_order}
+
+    def _target(self, host: str) -> str:
+        """What a composed route to ``host`` is found by: its switch, or the host itself where
+        the forwarding tables choose by destination host."""
+        return host if composes_by_host(self.routing) else self._home[host]
+
+    def _loops_back(self, host: str) -> bool:
+        """Whether ``host`` has a switch to send to itself through (else its transfer to itself
+        is a local copy, with no route)."""
+        return any(self.is_switch(w) for w in self._out[host])
 
     def _add_switch_routes(self, firsts: list[str], last: str) -> dict[str, RoutingError]:
         """Compute and check the paths from each of ``firsts`` to switch ``last``; return the
         error of each that fails."""
 
+        end = self._home[last] if composes_by_host(self.routing) else last
+
         def add(some: list[str]) -> None:
             for first, nodes in switch_paths_to(self.routing, self, last, some):
-                self._switch_routes[(first, last)] = check_switch_path(self, first, last, nodes)
+                self._switch_routes[(first, last)] = check_switch_path(self, first, end, nodes)
 
         return _each_or_errors(firsts, add)
 
@@ -397,12 +440,13 @@ class Network:
         return _each_or_errors(pairs, add)
 
     def _switch_route(self, first: str, last: str, src: str, dst: str) -> tuple[str, ...]:
-        """The links from switch ``first`` to switch ``last``, computed and checked when first
-        asked for (by the route from ``src`` to ``dst``, named in errors)."""
+        """The links from switch ``first`` to switch ``last`` (or to the switch of host ``last``,
+        under forwarding by host), computed and checked when first asked for (by the route from
+        ``src`` to ``dst``, named in errors)."""
         key = (first, last)
         if key not in self._switch_routes:
             for e in self._add_switch_routes([first], last).values():
-                raise RoutingError(f"{e} (needed for {src} to {dst})")
+                raise type(e)(f"{e} (needed for {src} to {dst})")
         return self._switch_routes[key]
 
     def _route(self, src: str, dst: str) -> tuple[str, ...]:
@@ -413,7 +457,7 @@ class Network:
         if key in self._routes:
             return self._routes[key]
         if src in self._up and dst in self._down:
-            inner = self._switch_route(self._home[src], self._home[dst], src, dst)
+            inner = self._switch_route(self._home[src], self._target(dst), src, dst)
             return (self._up[src],) + inner + (self._down[dst],)
         nodes = self.routing.route_nodes(self, src, dst)
         links = check_route(self, src, dst, nodes)
@@ -433,37 +477,39 @@ class Network:
         homes = set(self._home.values())
         switches = [s for s in self.switches() if s in homes]
         switch_index = {s: i for i, s in enumerate(switches)}
+        targets = [h for h in hosts if h in self._home] if composes_by_host(self.routing) else switches
+        target_index = {t: i for i, t in enumerate(targets)}
         link_resource = self.link_resource
 
         def column(ends: dict[str, str], value) -> np.ndarray:
             return np.array([value(h) if h in ends else -1 for h in hosts], dtype=np.int64)
 
-        n = len(switches)
+        n, m = len(switches), len(targets)
         routes = self._switch_routes
-        keys = np.fromiter((switch_index[f] * n + switch_index[l] for f, l in routes), np.int64, len(routes))
+        keys = np.fromiter((switch_index[f] * m + target_index[l] for f, l in routes), np.int64, len(routes))
         sizes = np.fromiter(map(len, routes.values()), np.int64, len(routes))
         # A switch path is loop-free, so its links are distinct resources (opposite links that
         # share one capacity would need a switch twice): no set to make.
         flat = np.fromiter((link_resource[l] for links in routes.values() for l in links), np.int64,
                            int(sizes.sum()))
-        known = np.zeros(n * n, dtype=bool)
+        known = np.zeros(n * m, dtype=bool)
         known[keys] = True
-        lengths = np.zeros(n * n, dtype=np.int64)
+        lengths = np.zeros(n * m, dtype=np.int64)
         lengths[keys] = sizes
-        offsets = np.zeros(n * n + 1, dtype=np.int64)
+        offsets = np.zeros(n * m + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         # Reorder the paths from the order they were found in into the order of their pairs.
-        found_at = np.zeros(n * n, dtype=np.int64)
+        found_at = np.zeros(n * m, dtype=np.int64)
         found_at[keys] = np.cumsum(sizes) - sizes
-        pair = np.repeat(np.arange(n * n), lengths)
+        pair = np.repeat(np.arange(n * m), lengths)
         resources = flat[found_at[pair] + np.arange(len(flat)) - offsets[:-1][pair]]
         return RouteTable(
             hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
             up_resource=column(self._up, lambda h: link_resource[self._up[h]]),
             down_resource=column(self._down, lambda h: link_resource[self._down[h]]),
             up_switch=column(self._up, lambda h: switch_index[self._home[h]]),
-            down_switch=column(self._down, lambda h: switch_index[self._home[h]]),
-            switches=switches, pair_known=known, pair_offsets=offsets, pair_resources=resources,
+            down_target=column(self._down, lambda h: target_index[self._target(h)]),
+            switches=switches, targets=targets, pair_known=known, pair_offsets=offsets, pair_resources=resources,
         )
 
     # -- queries ------------------------------------------------------------------------------
@@ -485,6 +531,18 @@ class Network:
     def is_switch(self, node: str) -> bool:
         n = self.nodes.get(node)
         return n is not None and n.kind == SWITCH
+
+    def is_host(self, node: str) -> bool:
+        n = self.nodes.get(node)
+        return n is not None and n.kind == HOST
+
+    def has_node(self, node: str) -> bool:
+        return node in self.nodes
+
+    def forwards(self, node: str) -> bool:
+        """Whether ``node`` passes on what is not for it: a switch, or a host said to forward."""
+        n = self.nodes.get(node)
+        return n is not None and (n.kind == SWITCH or n.forwards)
 
     def node_index(self, node: str) -> int:
         return self._node_index[node]

@@ -7,7 +7,14 @@ cross? Every answer is then checked by :func:`check_route` in one place, whateve
 * :class:`NextHop` — a switch-level next-hop table, as the Swiss-T1 table of paper 000, Fig. 10:
   ``table[s][t]`` is the switch after ``s`` on the way to switch ``t``; a missing entry means
   the direct link ``s → t``.
+* :class:`Forwarding` — a forwarding table per node by destination host, as switches forward
+  (InfiniBand linear forwarding tables, Ethernet destination routes, D-mod-k in fat trees):
+  ``table[v][d]`` is the node after ``v`` on the way to host ``d``.
 * :class:`ExplicitPaths` — the node sequence of every (src, dst) pair, given by the user.
+
+Switches forward; a host forwards only when the network says so (a direct-connect network of
+hosts cabled to each other, a ring, a host that relays). A host that no switch is attached to has
+no route to itself: its transfer to itself is a local copy, which crosses no link.
 
 Policies work on a :class:`RoutingGraph`, the few questions about nodes and links that routing
 asks; :class:`liquidsched.network.Network` answers them, and this module does not import it.
@@ -25,13 +32,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
-from .errors import RoutingError
+from .errors import MissingRouteError, RoutingError
 
 
 class RoutingGraph(Protocol):
     """What routing needs to know of a network (:class:`liquidsched.network.Network` has it)."""
 
     def is_switch(self, node: str) -> bool: ...
+
+    def forwards(self, node: str) -> bool: ...
 
     def node_index(self, node: str) -> int: ...
 
@@ -43,10 +52,15 @@ class RoutingGraph(Protocol):
 
     def home_switch(self, host: str) -> str | None: ...
 
+    def has_node(self, node: str) -> bool: ...
+
+    def is_host(self, node: str) -> bool: ...
+
 
 @dataclass(frozen=True)
 class ShortestPath:
-    """Shortest path in hops, ties broken by node declaration order. Hosts never forward."""
+    """Shortest path in hops, ties broken by node declaration order. Only the nodes that forward
+    (switches, and hosts that the network says forward) are passed through."""
 
     policy = "shortest-path"
 
@@ -67,15 +81,15 @@ class ShortestPath:
             # A host reaches itself through a neighbouring switch (the Swiss-T1 convention).
             options = [w for w in net.out_neighbours(src) if net.is_switch(w) and w in dist]
             if not options:
-                raise RoutingError(f"routing: no route from {src} to itself through a switch")
+                raise no_self_route(src)
             cur = min(options, key=lambda w: (dist[w], net.node_index(w)))
             nodes.append(cur)
         while cur != dst:
             if cur not in dist:
-                raise RoutingError(f"routing: no route from {src} to {dst}")
+                raise MissingRouteError(f"routing: no route from {src} to {dst}")
             options = [
                 w for w in net.out_neighbours(cur)
-                if dist.get(w) == dist[cur] - 1 and (w == dst or net.is_switch(w))
+                if dist.get(w) == dist[cur] - 1 and (w == dst or net.forwards(w))
             ]
             cur = min(options, key=net.node_index)
             nodes.append(cur)
@@ -89,13 +103,13 @@ class ShortestPath:
         next_hop: dict[str, str] = {}
         for first in firsts:
             if first not in dist:
-                raise RoutingError(f"routing: no route from switch {first} to switch {last}")
+                raise MissingRouteError(f"routing: no route from switch {first} to switch {last}")
             nodes = [first]
             cur = first
             while cur != last:
                 if cur not in next_hop:
                     next_hop[cur] = min((w for w in net.out_neighbours(cur)
-                                         if net.is_switch(w) and dist.get(w) == dist[cur] - 1), key=net.node_index)
+                                         if net.forwards(w) and dist.get(w) == dist[cur] - 1), key=net.node_index)
                 cur = next_hop[cur]
                 nodes.append(cur)
             yield first, nodes
@@ -122,13 +136,20 @@ def hop_distances(dst: str, neighbours: Callable[[str], Iterable[str]], forwards
 
 
 def _distances_to(net: RoutingGraph, dst: str) -> dict[str, int]:
-    """Hop distance of every node that can reach ``dst`` through switches only."""
-    return hop_distances(dst, net.in_neighbours, net.is_switch)
+    """Hop distance of every node that can reach ``dst`` through forwarding nodes only."""
+    return hop_distances(dst, net.in_neighbours, net.forwards)
 
 
 def _switch_distances_to(net: RoutingGraph, last: str) -> dict[str, int]:
-    """Hop distance of every switch that reaches switch ``last`` through switches only."""
-    return hop_distances(last, net.in_neighbours, net.is_switch, ends=False)
+    """Hop distance of every forwarding node that reaches switch ``last`` through forwarding
+    nodes only."""
+    return hop_distances(last, net.in_neighbours, net.forwards, ends=False)
+
+
+def no_self_route(host: str) -> RoutingError:
+    """The error of a host with no switch to send to itself through."""
+    return MissingRouteError(f"routing: host {host} has no switch to send to itself through (its transfer to "
+                        "itself would be a local copy, which crosses no link: leave it out)")
 
 
 @dataclass(frozen=True)
@@ -162,7 +183,7 @@ class NextHop:
         try:
             return [src] + self._follow(net, first, last) + [dst]
         except RoutingError as e:
-            raise RoutingError(f"{e} (needed for {src} to {dst})") from None
+            raise type(e)(f"{e} (needed for {src} to {dst})") from None
 
     def switch_paths_to(self, net: RoutingGraph, last: str, firsts: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
         """The switches crossed from each switch of ``firsts`` to switch ``last``."""
@@ -177,7 +198,7 @@ class NextHop:
             nxt = self.table.get(cur, {}).get(last)
             if nxt is None:
                 if net.link_between(cur, last) is None:
-                    raise RoutingError(f"routing.table.{cur}.{last}: no entry and no direct link")
+                    raise MissingRouteError(f"routing.table.{cur}.{last}: no entry and no direct link")
                 nxt = last
             if nxt in nodes:
                 chain = " → ".join(nodes + [nxt])
@@ -185,6 +206,96 @@ class NextHop:
             nodes.append(nxt)
             cur = nxt
         return nodes
+
+
+@dataclass(frozen=True)
+class Forwarding:
+    """Forwarding tables by destination host: ``table[v][d]`` is the node after ``v`` on the way
+    to host ``d``, as a switch's linear forwarding table gives the port for each destination.
+
+    Where ``v`` has no entry for ``d``: the direct link to ``d`` if there is one, else, at a host,
+    its one switch (a host's default route). A host's route to itself goes to its switch and back
+    unless the table says otherwise. Routes are composed from the tables when asked for, per
+    destination host and first switch (:meth:`switch_paths_to`), so that the route of every host
+    on a switch to a destination is walked once.
+
+    Examples
+    --------
+    >>> from liquidsched.network import Link, Network, Node
+    >>> cable = lambda a, b: [Link(f"{a}>{b}", a, b, 1e9), Link(f"{b}>{a}", b, a, 1e9)]
+    >>> nodes = [Node("a"), Node("b"), Node("s1", "switch"), Node("s2", "switch"), Node("s3", "switch")]
+    >>> links = cable("a", "s1") + cable("b", "s2") + cable("s1", "s3") + cable("s3", "s2") + cable("s1", "s2")
+    >>> net = Network(nodes, links, Forwarding({"s1": {"b": "s3"}}))
+    >>> net.route("a", "b")
+    ('a>s1', 's1>s3', 's3>s2', 's2>b')
+    >>> net.route("b", "a")
+    ('b>s2', 's2>s1', 's1>a')
+    """
+
+    table: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    policy = "forwarding"
+    #: composed routes are keyed by destination host, not by its switch
+    by_host = True
+
+    def check_table(self, net: RoutingGraph) -> None:
+        """Every node and destination the table names exists, and every next hop is a neighbour."""
+        for v, row in self.table.items():
+            if not net.has_node(v):
+                raise RoutingError(f"routing.table.{v}: unknown node {v!r}")
+            for d, nxt in row.items():
+                where = f"routing.table.{v}.{d}"
+                if not net.is_host(d):
+                    raise RoutingError(f"{where}: destination {d!r} is not a host")
+                if not net.has_node(nxt):
+                    raise RoutingError(f"{where}: unknown next hop {nxt!r}")
+                if net.link_between(v, nxt) is None:
+                    raise RoutingError(f"{where}: {v} has no link to next hop {nxt}")
+
+    def next_node(self, net: RoutingGraph, v: str, dst: str) -> str:
+        """The node after ``v`` on the way to host ``dst``."""
+        nxt = self.table.get(v, {}).get(dst)
+        if nxt is not None:
+            return nxt
+        if net.link_between(v, dst) is not None:
+            return dst
+        home = net.home_switch(v) if net.is_host(v) else None
+        if home is not None:
+            return home
+        raise MissingRouteError(f"routing.table.{v}.{dst}: no entry and no direct link")
+
+    def route_nodes(self, net: RoutingGraph, src: str, dst: str) -> list[str]:
+        if src == dst and dst not in self.table.get(src, {}):
+            home = net.home_switch(src)
+            if home is None:
+                raise no_self_route(src)
+            return [src] + self._follow(net, home, dst, src)
+        return self._follow(net, src, dst, src)
+
+    def switch_paths_to(self, net: RoutingGraph, last: str, firsts: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
+        """The nodes crossed from each switch of ``firsts`` to the switch of host ``last``, for
+        hosts hanging off those switches alone: the walk to ``last`` without its final hop."""
+        for first in firsts:
+            nodes = self._follow(net, first, last, first)
+            if len(nodes) < 2 or net.link_between(nodes[-2], last) is None:
+                raise RoutingError(f"routing: route from switch {first} to host {last} is {nodes}")
+            yield first, nodes[:-1]
+
+    def _follow(self, net: RoutingGraph, start: str, dst: str, src: str) -> list[str]:
+        """The nodes from ``start`` to ``dst`` along the tables, one step at least (a route from
+        a host to itself leaves it); ``src`` names the route in errors."""
+        nodes = [start]
+        seen = {start}
+        cur = self.next_node(net, start, dst)
+        while True:
+            # Only the end may repeat the start: a host's route back to itself.
+            if cur in seen and not (cur == dst == start):
+                chain = " → ".join(nodes + [cur])
+                raise RoutingError(f"routing.table: route from {src} to {dst} loops: {chain}")
+            nodes.append(cur)
+            if cur == dst:
+                return nodes
+            seen.add(cur)
+            cur = self.next_node(net, cur, dst)
 
 
 @dataclass(frozen=True)
@@ -202,10 +313,10 @@ class ExplicitPaths:
         if home is not None:
             # Unlisted self routes go through the host's switch (the Swiss-T1 convention).
             return [src, home, src]
-        raise RoutingError(f"routing.paths: no path from {src} to {dst}")
+        raise MissingRouteError(f"routing.paths: no path from {src} to {dst}")
 
 
-Routing = ShortestPath | NextHop | ExplicitPaths
+Routing = ShortestPath | NextHop | Forwarding | ExplicitPaths
 
 
 def routes_of(policy: Routing, net: RoutingGraph, pairs: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str, list[str]]]:
@@ -224,14 +335,21 @@ def routes_of(policy: Routing, net: RoutingGraph, pairs: Iterable[tuple[str, str
 
 
 def composes(policy: Routing) -> bool:
-    """Whether the policy routes between switches only, so that a host pair's route is its
-    link up, the path between their switches (:func:`switch_paths_to`) and its link down."""
+    """Whether the policy routes from a host's switch, so that a host pair's route is its link
+    up, the path from its switch to the other's (:func:`switch_paths_to`) and its link down."""
     return hasattr(policy, "switch_paths_to")
+
+
+def composes_by_host(policy: Routing) -> bool:
+    """Whether a composing policy's path depends on the destination host itself (forwarding
+    tables by host), not only on its switch."""
+    return bool(getattr(policy, "by_host", False))
 
 
 def switch_paths_to(policy: Routing, net: RoutingGraph, last: str,
                     firsts: Iterable[str]) -> Iterator[tuple[str, list[str]]]:
-    """The switches crossed from each of ``firsts`` to switch ``last`` (a composing policy)."""
+    """The switches crossed from each of ``firsts`` to switch ``last`` (a composing policy), or
+    to the switch of host ``last`` (a policy that composes by host)."""
     return policy.switch_paths_to(net, last, firsts)  # type: ignore[union-attr]
 
 
@@ -254,8 +372,8 @@ def check_switch_path(net: RoutingGraph, first: str, last: str, nodes: list[str]
     if len(set(nodes)) != len(nodes):
         raise RoutingError(f"routing: {pair} loops: {' → '.join(nodes)}")
     for n in nodes:
-        if not net.is_switch(n):
-            raise RoutingError(f"routing: {pair} crosses {n!r}, which is not a switch")
+        if not net.forwards(n):
+            raise RoutingError(f"routing: {pair} crosses {n!r}, which does not forward")
     return _links_along(net, pair, nodes)
 
 
@@ -277,8 +395,8 @@ def check_route(net: RoutingGraph, src: str, dst: str, nodes: list[str]) -> tupl
     if len(seen) != (len(nodes) - 1 if src == dst else len(nodes)) or src in inner or dst in inner:
         raise RoutingError(f"routing: {pair} loops: {' → '.join(nodes)}")
     for n in inner:
-        if not net.is_switch(n):
-            raise RoutingError(f"routing: {pair} crosses {n!r}, which is not a switch")
+        if not net.forwards(n):
+            raise RoutingError(f"routing: {pair} crosses {n!r}, which does not forward")
     return _links_along(net, pair, nodes)
 
 

@@ -354,7 +354,11 @@ def _first_invalid(traffic: Traffic, net: Network) -> int | None:
     # A composed route was checked with its switches when the network was built (every sender's
     # switch to every receiver's); the others are checked pair by pair.
     up_ok = sends & (on_net >= 0) & (table.up_switch[on_net] >= 0)
-    down_ok = receives & (on_net >= 0) & (table.down_switch[on_net] >= 0)
+    down_ok = receives & (on_net >= 0) & (table.down_target[on_net] >= 0)
+    # A network may leave pairs of switches unrouted (partial routes): those are checked alone.
+    pair_up = np.maximum(table.up_switch[on_net], 0) * len(table.targets)
+    pair_down = np.maximum(table.down_target[on_net], 0)
+    known = table.pair_known if len(table.pair_known) else np.zeros(1, dtype=bool)
     sizes = traffic._sizes
     uniform = traffic.uniform_size
     checked: dict[tuple[int, int], bool] = {}
@@ -368,6 +372,7 @@ def _first_invalid(traffic: Traffic, net: Network) -> int | None:
         else:
             size_ok = (sizes[part] > 0) & (sizes[part] <= MAX_SIZE_BYTES)
         composed = up_ok[src] & down_ok[dst] & size_ok
+        composed &= known[np.where(composed, pair_up[src] + pair_down[dst], 0)]
         if composed.all():
             continue
         ok = sends[src] & receives[dst] & size_ok

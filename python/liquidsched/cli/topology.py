@@ -37,7 +37,18 @@ def topology_summary(net) -> dict:
             "capacities_Bps": sorted(set(net.resource_capacity)),
             "port_rate_Bps": None if net.port_rate_Bps is None else float(net.port_rate_Bps),
             "slots": {r: k for r, k in zip(net.resources, net.resource_slots) if k != 1},
-            "hosts_per_switch": groups}
+            "hosts_per_switch": groups,
+            "missing_routes": {f"{s}->{d}": str(e) for (s, d), e in net.missing_routes.items()}}
+
+
+def _missing_summary(missing: dict[str, str]) -> str:
+    """The pairs without a route, a few of them named (one per pair of switches where routes
+    are composed)."""
+    if not missing:
+        return "none: every sender reaches every receiver"
+    shown = ", ".join(list(missing)[:4])
+    more = f" and {len(missing) - 4:,} more" if len(missing) > 4 else ""
+    return f"{len(missing):,} ({shown}{more}); a traffic that needs one is refused"
 
 
 def cmd_topology_show(args: argparse.Namespace) -> int:
@@ -68,6 +79,8 @@ def cmd_topology_show(args: argparse.Namespace) -> int:
             v = slot_summary(v) or "1 on every resource"
         elif k == "hosts_per_switch":
             v = " ".join(f"{s}:{n}" for s, n in v.items()) or "(hosts not each on one switch)"
+        elif k == "missing_routes":
+            v = _missing_summary(v)
         table.add_row(k, str(v))
     out.print(table)
     return 0

@@ -10,13 +10,14 @@
     hosts: [a, b]                                         # shorthand for hosts that send and receive
     nodes:                                                # the long form, with roles
       - {id: c, kind: host, role: sender, speed_flops: 100Mflop/s}   # speed: series of reduces
+      - {id: r, forwards: true}                           # a host that forwards (direct connect)
     cables:                                               # a cable is two opposite links a>b, b>a
       - {a: a, b: s1}
       - {a: s1, b: s2, capacity_Bps: 10Gbit/s, shared_duplex: true, slots: 8, buffer_packets: 45}
     links:                                                # directed links (id defaults to "src>dst")
       - {src: c, dst: s2}
     shared_duplex: [["x", "y"], {links: ["u", "v"], slots: 4}]   # opposite links sharing one capacity
-    routing: {policy: shortest-path}                      # or next-hop with table, or paths
+    routing: {policy: shortest-path}                      # or next-hop, forwarding, paths
 
 ``slots`` (on a link, a cable or a shared-duplex pair) is how many transfers the resource carries
 at once; where it is not set it is derived from the capacities (:mod:`liquidsched.network`).
@@ -25,7 +26,13 @@ packets: what the global window of the shuffle exchange is derived from, and the
 link in an emulated network.
 
 ``routing`` is one of ``{policy: shortest-path}``, ``{policy: next-hop, table: {s: {t: next}}}``
-(a missing entry means the direct link) or ``{policy: paths, paths: [{src, dst, via: [nodes]}]}``.
+(switch ``s`` forwards what is for switch ``t`` to ``next``; a missing entry means the direct
+link), ``{policy: forwarding, table: {v: {d: next}}}`` (node ``v`` forwards what is for host
+``d`` to ``next``, as a switch's forwarding table by destination does; a missing entry means the
+direct link, or a host's one switch) or ``{policy: paths, paths: [{src, dst, via: [nodes]}]}``.
+Hosts cabled to each other without a switch (rings, stars, meshes of hosts) load: a host with
+``forwards: true`` passes on what is not for it, and a host with no switch has no route to
+itself (its transfer to itself is a local copy, which a traffic leaves out).
 Rates take units (``B/s``, ``MB/s``, ``GiB/s``, ``Gbit/s``, ...); a bare number is bytes/s.
 :func:`save_topology` writes the long form (nodes and links only); loading it gives back an equal
 network, and saving that again gives the same text.
@@ -42,7 +49,7 @@ from ..errors import TopologyError
 import dataclasses
 
 from ..network import HOST, MAX_BUFFER_PACKETS, MAX_SLOTS, SWITCH, Link, Network, Node
-from ..routing import ExplicitPaths, NextHop, ShortestPath
+from ..routing import ExplicitPaths, Forwarding, NextHop, ShortestPath
 from .fields import (
     Fields,
     list_of,
@@ -96,10 +103,10 @@ def _build_network(doc: Any) -> Network:
     nodes += [Node(h, HOST, origin=f"{top.at('hosts')}[{i}]")
               for i, h in enumerate(top.get("hosts", list_of(read_id), []))]
     for i, item in enumerate(top.get("nodes", read_list, [])):
-        f = Fields(item, f"{top.at('nodes')}[{i}]", E, ("id", "kind", "role", "speed_flops"))
+        f = Fields(item, f"{top.at('nodes')}[{i}]", E, ("id", "kind", "role", "speed_flops", "forwards"))
         nodes.append(Node(f.get("id", read_id), f.get("kind", read_str, HOST),
                           f.get("role", read_str, "both"), f.get("speed_flops", read_speed, None),
-                          origin=f.where))
+                          origin=f.where, forwards=f.get("forwards", read_bool, False)))
 
     def capacity(f: Fields) -> float:
         if default_cap is None:
@@ -176,7 +183,7 @@ def _read_routing(value: dict, where: str):
     if policy == "shortest-path":
         Fields(value, where, E, ("policy",))
         return ShortestPath()
-    if policy == "next-hop":
+    if policy in ("next-hop", "forwarding"):
         f = Fields(value, where, E, ("policy", "table"))
         table = {}
         for s, row in f.get("table", read_mapping).items():
@@ -184,7 +191,7 @@ def _read_routing(value: dict, where: str):
             row = read_mapping(row, f"{where}.table.{s_id}", E)
             table[s_id] = {read_id(t, f"{where}.table.{s_id}", E): read_id(n, f"{where}.table.{s_id}.{t}", E)
                            for t, n in row.items()}
-        return NextHop(table)
+        return NextHop(table) if policy == "next-hop" else Forwarding(table)
     if policy == "paths":
         f = Fields(value, where, E, ("policy", "paths"))
         paths = {}
@@ -195,7 +202,7 @@ def _read_routing(value: dict, where: str):
                 raise E(f"{p.where}: a second path from {key[0]} to {key[1]}")
             paths[key] = tuple(p.get("via", list_of(read_id)))
         return ExplicitPaths(paths)
-    raise E(f"{where}.policy: expected 'shortest-path', 'next-hop' or 'paths', got {policy!r}")
+    raise E(f"{where}.policy: expected 'shortest-path', 'next-hop', 'forwarding' or 'paths', got {policy!r}")
 
 
 def topology_to_dict(net: Network) -> dict[str, Any]:
@@ -205,7 +212,8 @@ def topology_to_dict(net: Network) -> dict[str, Any]:
         doc["description"] = net.description
     doc["nodes"] = [
         {"id": n.id, "kind": n.kind, **({"role": n.role} if n.kind == HOST else {}),
-         **({"speed_flops": float(n.speed_flops)} if n.speed_flops is not None else {})}
+         **({"speed_flops": float(n.speed_flops)} if n.speed_flops is not None else {}),
+         **({"forwards": True} if n.forwards else {})}
         for n in net.nodes.values()
     ]
     doc["links"] = [
@@ -221,7 +229,7 @@ def topology_to_dict(net: Network) -> dict[str, Any]:
 
 
 def _routing_to_dict(routing) -> dict[str, Any]:
-    if isinstance(routing, NextHop):
+    if isinstance(routing, (NextHop, Forwarding)):
         return {"policy": routing.policy, "table": {s: dict(row) for s, row in routing.table.items()}}
     if isinstance(routing, ExplicitPaths):
         return {"policy": routing.policy,

@@ -74,7 +74,7 @@ BUILDERS: dict[str, Builder] = {
         Builder("two-switch", two_switch, "paper 000 Fig. 2: 5 senders, 5 receivers, 2 switches"),
         Builder("swiss-t1", swiss_t1, "paper 000 Fig. 10: 8-switch K-ring, 32 nodes, 86 MB/s"),
         Builder("hierarchical", hierarchical, "paper 002: d2 edge switches of d1 hosts under a root"),
-        Builder("fat-tree", fat_tree, "k-ary fat tree, optional edge oversubscription, up/down routing"),
+        Builder("fat-tree", fat_tree, "k-ary fat tree, optional edge oversubscription, D-mod-k routing by destination host"),
         Builder("torus", torus, "torus of routers, dimension-order routing"),
         Builder("mesh", mesh, "mesh of routers, dimension-order routing"),
         Builder("crossbar", crossbar, "n hosts on one non-blocking switch"),
