@@ -248,3 +248,28 @@ def test_the_cli_loads_a_star_shows_its_missing_routes_and_refuses_traffic_needi
     assert main(["bound", "--topology", str(path), "--traffic", "all-to-all"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["liquidsched: error: transfers[4] (A->B): routing: no route from A to B"]
+
+
+def test_tables_held_as_an_array_are_checked_where_routes_use_them():
+    import numpy as np
+
+    from liquidsched.routing import NO_ENTRY, TO_DESTINATION, ForwardingMatrix
+
+    nodes = [Node("a"), Node("b"), Node("s1", SWITCH), Node("s2", SWITCH), Node("s3", SWITCH)]
+    links = _cable("a", "s1", 1e9) + _cable("b", "s3", 1e9) + _cable("s1", "s2", 1e9) + _cable("s2", "s3", 1e9)
+
+    def table(s1_to_b: int, s2_to_b: int) -> Forwarding:
+        # Rows a, b; columns s1, s2, s3. To a: s3 → s2 → s1 → a. To b: as given, then s3 → b.
+        return Forwarding.from_matrix(ForwardingMatrix(("s1", "s2", "s3"), ("a", "b"), np.array(
+            [[TO_DESTINATION, 0, 1], [s1_to_b, s2_to_b, TO_DESTINATION]], dtype=np.int32)))
+
+    net = Network(nodes, links, table(1, 2))
+    assert net.route("a", "b") == ("a>s1", "s1>s2", "s2>s3", "s3>b") and net.route("b", "a") == (
+        "b>s3", "s3>s2", "s2>s1", "s1>a")
+    assert net.routing.table["s1"] == {"a": "a", "b": "s2"}
+    with pytest.raises(RoutingError, match=r"route from s1 to b loops: s1 → s2 → s1 \(needed for a to b\)"):
+        Network(nodes, links, table(1, 0))
+    with pytest.raises(RoutingError, match=r"needs a link s1 → s3, which does not exist \(needed for a to b\)"):
+        Network(nodes, links, table(2, 2))
+    partial = Network(nodes, links, table(NO_ENTRY, 2))
+    assert "routing.table.s1.b: no entry and no direct link" in str(partial.missing_routes[("a", "b")])

@@ -131,6 +131,9 @@ class RouteTable:
     pair_known: np.ndarray
     pair_offsets: np.ndarray
     pair_resources: np.ndarray
+    #: the links of each pair, as indices into the network's links in declaration order (kept
+    #: where routes are walked as arrays, by destination host; None otherwise)
+    pair_links: np.ndarray | None = None
 
 
 class Network:
@@ -189,6 +192,7 @@ class Network:
         #: links between two switches, for the composed routes
         self._switch_routes: dict[tuple[str, str], tuple[str, ...]] = {}
         self._route_table: RouteTable | None = None
+        self._link_id_list: list[str] | None = None
         self._attach_hosts()
         self._compute_routes()
 
@@ -387,7 +391,14 @@ class Network:
             if d in self._down:
                 first_receiver.setdefault(self._target(d), d)
         failed: dict[tuple[str, str], RoutingError] = {}
-        for last, dst in first_receiver.items():
+        if composes_by_host(self.routing):
+            homes = set(self._home.values())
+            for (first, dst), e in self._compose_by_host([s for s in self.switches() if s in homes],
+                                                         [h for h in self.hosts() if h in self._home]).items():
+                if first in first_sender and dst in first_receiver:
+                    src = first_sender[first]
+                    failed[(src, dst)] = type(e)(f"{e} (needed for {src} to {dst})")
+        for last, dst in ({} if composes_by_host(self.routing) else first_receiver).items():
             for first, e in self._add_switch_routes(list(first_sender), last).items():
                 src = first_sender[first]
                 failed[(src, dst)] = type(e)(f"{e} (needed for {src} to {dst})")
@@ -418,6 +429,99 @@ class Network:
         is a local copy, with no route)."""
         return any(self.is_switch(w) for w in self._out[host])
 
+    def _compose_by_host(self, firsts: list[str], targets: list[str]) -> dict[tuple[str, str], RoutingError]:
+        """The route table of a policy that forwards by destination host, every switch of
+        ``firsts`` to every host of ``targets`` walked at once through the forwarding matrix:
+        one step of every walk at a time, as many steps as the longest route. Returns the error
+        of each (first switch, target) pair that fails."""
+        import numpy as np
+
+        forwarding = [v for v in self.nodes if self.forwards(v)]
+        matrix = self.routing.matrix_for(self, forwarding, targets)  # type: ignore[union-attr]
+        column = {v: i for i, v in enumerate(matrix.nodes)}
+        row = {t: i for i, t in enumerate(matrix.targets)}
+        n, m = len(firsts), len(targets)
+        cur = np.repeat(np.array([column[f] for f in firsts], dtype=np.int64), m)
+        tgt = np.tile(np.array([row[t] for t in targets], dtype=np.int64), n)
+        end = np.tile(np.array([column[self._home[t]] for t in targets], dtype=np.int64), n)
+        links = self._forwarding_links(matrix.nodes)
+        steps: list[np.ndarray] = []
+        done = cur == end
+        broken = np.zeros(len(cur), dtype=bool)
+        for _ in range(len(matrix.nodes)):
+            going = np.flatnonzero(~done & ~broken)
+            if not len(going):
+                break
+            nxt = matrix.next_node[tgt[going], cur[going]].astype(np.int64)
+            link = np.full(len(cur), -1, dtype=np.int64)
+            ok = nxt >= 0
+            link[going[ok]] = links(cur[going[ok]], nxt[ok])
+            broken[going[~ok]] = True
+            broken[going[ok][link[going[ok]] < 0]] = True
+            cur[going[ok]] = nxt[ok]
+            steps.append(link)
+            done |= (cur == end) & ~broken
+        failed: dict[tuple[str, str], RoutingError] = {}
+        for p in np.flatnonzero(~done).tolist():
+            first, last = firsts[p // m], targets[p % m]
+            # Walk the failing pair alone, for the error that names what is wrong.
+            for e in self._add_switch_routes([first], last).values():
+                failed[(first, last)] = e
+        self._route_table = self._by_host_route_table(firsts, targets, steps, done)
+        return failed
+
+    def _forwarding_links(self, nodes: Sequence[str]) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """A look-up of the link between two of ``nodes`` by their indices (-1 where none)."""
+        import numpy as np
+
+        at = {v: i for i, v in enumerate(nodes)}
+        n = len(nodes)
+        index = {lid: i for i, lid in enumerate(self.links)}
+        pairs = [(at[l.src] * n + at[l.dst], index[l.id]) for l in self.links.values() if l.src in at and l.dst in at]
+        pairs.sort()
+        keys = np.array([k for k, _ in pairs], dtype=np.int64)
+        values = np.array([v for _, v in pairs], dtype=np.int64)
+
+        def link(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+            key = u * n + v
+            pos = np.minimum(np.searchsorted(keys, key), max(len(keys) - 1, 0))
+            found = (keys[pos] == key) if len(keys) else np.zeros(len(key), dtype=bool)
+            return np.where(found, values[pos] if len(keys) else -1, -1)
+
+        return link
+
+    def _by_host_route_table(self, firsts: list[str], targets: list[str], steps: list[np.ndarray],
+                             done: np.ndarray) -> RouteTable:
+        """The route table of walks from each of ``firsts`` to each of ``targets``: ``steps[i]``
+        is every walk's link at step ``i`` (-1 when it has arrived), ``done`` those that did."""
+        import numpy as np
+
+        hosts = self.hosts()
+        switch_index = {s: i for i, s in enumerate(firsts)}
+        target_index = {t: i for i, t in enumerate(targets)}
+        self._by_host_index = (switch_index, target_index)
+        link_resource = np.array([self.link_resource[l] for l in self.links], dtype=np.int64)
+        walked = np.stack(steps, axis=1) if steps else np.zeros((len(done), 0), dtype=np.int64)
+        taken = (walked >= 0) & done[:, None]
+        lengths = taken.sum(axis=1)
+        offsets = np.zeros(len(done) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        # Row by row, so each pair's links come in the order walked.
+        pair_links = walked[taken]
+
+        def column(ends: dict[str, str], value) -> np.ndarray:
+            return np.array([value(h) if h in ends else -1 for h in hosts], dtype=np.int64)
+
+        return RouteTable(
+            hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
+            up_resource=column(self._up, lambda h: self.link_resource[self._up[h]]),
+            down_resource=column(self._down, lambda h: self.link_resource[self._down[h]]),
+            up_switch=column(self._up, lambda h: switch_index[self._home[h]]),
+            down_target=column(self._down, lambda h: target_index[h]),
+            switches=firsts, targets=targets, pair_known=done.copy(), pair_offsets=offsets,
+            pair_resources=link_resource[pair_links], pair_links=pair_links,
+        )
+
     def _add_switch_routes(self, firsts: list[str], last: str) -> dict[str, RoutingError]:
         """Compute and check the paths from each of ``firsts`` to switch ``last``; return the
         error of each that fails."""
@@ -445,9 +549,24 @@ class Network:
         ``src`` to ``dst``, named in errors)."""
         key = (first, last)
         if key not in self._switch_routes:
+            table = self._route_table if composes_by_host(self.routing) else None
+            if table is not None:
+                switch_index, target_index = self._by_host_index
+                p = switch_index[first] * len(table.targets) + target_index[last]
+                if table.pair_known[p]:
+                    ids = self._link_ids()
+                    self._switch_routes[key] = tuple(
+                        ids[i] for i in table.pair_links[table.pair_offsets[p]:table.pair_offsets[p + 1]].tolist())
+                    return self._switch_routes[key]
             for e in self._add_switch_routes([first], last).values():
                 raise type(e)(f"{e} (needed for {src} to {dst})")
         return self._switch_routes[key]
+
+    def _link_ids(self) -> list[str]:
+        """Link ids in declaration order (the index of a route table's links)."""
+        if self._link_id_list is None:
+            self._link_id_list = list(self.links)
+        return self._link_id_list
 
     def _route(self, src: str, dst: str) -> tuple[str, ...]:
         """The links from host ``src`` to host ``dst``. A composed route is made on demand from

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import TopologyError
 from ..network import Network
-from ..routing import Forwarding, NextHop
+from ..routing import TO_DESTINATION, Forwarding, ForwardingMatrix, NextHop
 from ._build import cable, hosts, switches
 
 
@@ -78,35 +78,36 @@ def fat_tree(k: int = 4, capacity_Bps: float = 1.25e9, oversubscription: float =
     if routing == "by-edge-switch":
         return Network(switches(sw) + hosts(names), links, NextHop(_by_edge_switch(k)), name="fat-tree",
                        description=f"{shape}, up/down routing by edge switch")
-    return Network(switches(sw) + hosts(names), links, Forwarding(_d_mod_k(k, per_edge)), name="fat-tree",
-                   description=f"{shape}, D-mod-k routing")
+    return Network(switches(sw) + hosts(names), links, Forwarding.from_matrix(_d_mod_k(k, per_edge, sw, names)),
+                   name="fat-tree", description=f"{shape}, D-mod-k routing")
 
 
-def _d_mod_k(k: int, per_edge: int) -> dict[str, dict[str, str]]:
-    """Forwarding tables by destination host: up through aggregation ``d mod k/2`` and core
-    ``(d mod k/2)·k/2 + (⌊d / (k/2)⌋ mod k/2)``, down the only way."""
+def _d_mod_k(k: int, per_edge: int, switch_names: list[str], host_names: list[str]) -> ForwardingMatrix:
+    """Forwarding by destination host ``d``: up through aggregation ``d mod k/2`` and core
+    ``(d mod k/2)·k/2 + (⌊d / (k/2)⌋ mod k/2)``, down the only way; built as one array
+    (``switch_names`` in the builder's order: cores, then each pod's aggregation and edge
+    switches)."""
+    import numpy as np
+
     half = k // 2
-    table: dict[str, dict[str, str]] = {}
-    rows = lambda node: table.setdefault(node, {})  # noqa: E731
-    d = 0
-    for p2 in range(k):
-        for j2 in range(half):
-            for m in range(per_edge):
-                dst, x = f"h{p2}.{j2}.{m}", d % half
-                core = f"c{x * half + (d // half) % half}"
-                rows(f"e{p2}.{j2}")[dst] = dst
-                for x1 in range(half):
-                    rows(f"a{p2}.{x1}")[dst] = f"e{p2}.{j2}"
-                for y in range(half * half):
-                    rows(f"c{y}")[dst] = f"a{p2}.{y // half}"
-                for p in range(k):
-                    for j in range(half):
-                        if (p, j) != (p2, j2):
-                            rows(f"e{p}.{j}")[dst] = f"a{p}.{x}"
-                    if p != p2:
-                        rows(f"a{p}.{x}")[dst] = core
-                d += 1
-    return table
+    d = np.arange(len(host_names), dtype=np.int64)
+    pod, edge = d // (half * per_edge), (d // per_edge) % half
+    x, z = d % half, (d // half) % half
+    agg_at = lambda p, a: half * half + p * k + a  # noqa: E731
+    edge_at = lambda p, j: half * half + p * k + half + j  # noqa: E731
+    table = np.empty((len(d), len(switch_names)), dtype=np.int32)
+    # A core switch sends down to aggregation switch y div k/2 of the destination's pod.
+    y = np.arange(half * half)
+    table[:, :half * half] = agg_at(pod[:, None], y[None, :] // half)
+    for p in range(k):
+        a = np.arange(half)
+        # An aggregation switch sends down in the destination's pod, else up to core a·k/2 + z.
+        table[:, agg_at(p, 0):agg_at(p, half)] = np.where(
+            (pod == p)[:, None], edge_at(pod, edge)[:, None], a[None, :] * half + z[:, None])
+        # An edge switch delivers its own hosts and sends the others up to aggregation d mod k/2.
+        mine = (pod == p)[:, None] & (edge[:, None] == a[None, :])
+        table[:, edge_at(p, 0):edge_at(p, half)] = np.where(mine, TO_DESTINATION, agg_at(p, x)[:, None])
+    return ForwardingMatrix(tuple(switch_names), tuple(host_names), table)
 
 
 def _by_edge_switch(k: int) -> dict[str, dict[str, str]]:
