@@ -161,12 +161,13 @@ BAD_CONF = {
     "listed twice": ("SwitchName=a Nodes=x1,x[1-2]\n", 1, "x1 is listed twice"),
     "switch twice": ("SwitchName=a Nodes=x1\nSwitchName=a Nodes=x2\n", 2, "switch a is defined twice (first on line 1)"),
     "undefined switch": ("SwitchName=a Nodes=x1\nSwitchName=r Switches=a,c\n", 2, "switch c has no SwitchName line"),
-    "two parents": (TWO_LEVELS + "SwitchName=r2 Switches=a\n", 4, "switch a has two parents, r (line 3) and r2"),
     "node under two switches": ("SwitchName=a Nodes=x[1-2]\nSwitchName=b Nodes=x2\nSwitchName=r Switches=a,b\n", 2,
                                 "node x2 is under two switches, a (line 1) and b"),
     "node named as a switch": ("SwitchName=a Nodes=x1\nSwitchName=r Switches=a\nSwitchName=b Nodes=a\n", 3,
                                "a is both a node and a switch"),
     "cycle": (TWO_LEVELS + "SwitchName=c Switches=d\nSwitchName=d Switches=c\n", 5, "switches form a cycle: c → d → c"),
+    "cycle above a shared switch": ("SwitchName=a Nodes=x1\nSwitchName=r Switches=a\nSwitchName=r2 Switches=a,r3\n"
+                                    "SwitchName=r3 Switches=r2\n", 4, "switches form a cycle: r2 → r3 → r2"),
     "include": ("Include other.conf\n", 1, "Include is not supported"),
 }
 
@@ -181,10 +182,102 @@ def test_a_malformed_topology_conf_names_the_file_and_line(case, tmp_path):
     assert one_line(e, expected).startswith(f"{path}: line {line}: ")
 
 
-def test_separate_trees_cannot_reach_each_other():
-    with pytest.raises(TopologyError) as e:
-        network_from_topology_conf("SwitchName=a Nodes=x1\nSwitchName=b Nodes=y1\n", "t.conf", hosts=1)
-    one_line(e, "t.conf: the switches form 2 separate trees, with roots a (line 1), b (line 2)")
+def test_separate_trees_load_without_routes_between_them(caplog):
+    # Slurm keeps a job within one fabric ("Jobs can only span nodes connected by the same switch
+    # fabric") and warns "no switch can reach all nodes through its descendants".
+    net = network_from_topology_conf("SwitchName=a Nodes=x1,x2\nSwitchName=b Nodes=y1\n", "t.conf", hosts=1)
+    assert sorted(net.missing_routes) == [("x1", "y1"), ("y1", "x1")]
+    assert net.route("x1", "x2") == ("x1>a", "a>x2")
+    assert [r.getMessage() for r in caplog.records] == [
+        't.conf: the switches form 2 separate fabrics, with roots a (line 1); b (line 2): as for Slurm ("no switch '
+        'can reach all nodes through its descendants"), nodes under different ones cannot reach each other and their '
+        "pairs have no route"]
+
+
+TWO_FABRICS = DATA / "slurm" / "two-fabrics.conf"
+
+
+def test_several_roots_route_within_each_fabric_and_refuse_across(caplog):
+    net = load_slurm(TWO_FABRICS, hosts="10Gbit/s", switches="40Gbit/s")
+    assert net.route("a1", "b2") == ("a1>rack1", "rack1>top1", "top1>rack2", "rack2>b2")
+    assert net.route("c1", "c2") == ("c1>rack3", "rack3>c2")
+    # Every pair across the fabrics, and only those, has no route.
+    across = {(s, d) for s in net.hosts() for d in net.hosts() if (s[0] == "c") != (d[0] == "c")}
+    assert {(s, d) for s in net.hosts() for d in net.hosts() if _no_route(net, s, d)} == across
+    assert "roots top1 (line 5); rack3 (line 6)" in caplog.records[0].getMessage()
+    # A traffic within a fabric is bound as usual: 2 MB from a1 to b1 and b2 at 10 Gbit/s.
+    from liquidsched.traffic import Traffic, Transfer
+    b = compute_bound(net, Traffic([Transfer("a1", "b1", 10**6), Transfer("a1", "b2", 10**6)]))
+    assert b.duration_s == Fraction(2 * 10**6, 10 * 10**9 // 8) and b.bottlenecks == ["a1>rack1"]
+    # One across them is refused, naming the pair.
+    from liquidsched.errors import TrafficError
+
+    with pytest.raises(TrafficError) as e:
+        compute_bound(net, Traffic([Transfer("a1", "c1", 10**6)]))
+    one_line(e, "(a1->c1): routing: no route from switch rack1 to switch rack3")
+
+
+def _no_route(net, src, dst) -> bool:
+    try:
+        net.route(src, dst)
+    except TopologyError:
+        return True
+    return False
+
+
+def test_a_switch_under_several_parents_routes_up_and_down_by_d_mod_k():
+    # Two spines over two leaves: both spines are parents (and roots) of both leaves. Node i
+    # (n1 is 0) is reached through spine i mod 2.
+    net = network_from_topology_conf(TWO_LEVELS.replace("SwitchName=r Switches=a,b", "SwitchName=r Switches=a,b\n"
+                                                        "SwitchName=r2 Switches=a,b"), hosts=1, switches=1)
+    assert net.route("x1", "y1") == ("x1>a", "a>r", "r>b", "b>y1")        # y1 is node 2: spine r
+    assert net.route("x1", "y2") == ("x1>a", "a>r2", "r2>b", "b>y2")      # y2 is node 3: spine r2
+    assert net.route("y1", "x1") == ("y1>b", "b>r", "r>a", "a>x1")        # x1 is node 0
+    assert net.route("y2", "x2") == ("y2>b", "b>r2", "r2>a", "a>x2")      # x2 is node 1
+    assert net.route("x1", "x2") == ("x1>a", "a>x2")
+    assert not net.missing_routes
+
+
+FAT_TREE_CONF = DATA / "slurm" / "fat-tree.conf"
+
+
+def test_a_fat_tree_as_generators_write_it_routes_as_d_mod_k():
+    net = load_slurm(FAT_TREE_CONF, hosts="10Gbit/s", switches="10Gbit/s")
+    assert len(net.hosts()) == 16 and len(net.switches()) == 20 and not net.missing_routes
+    # Worked by hand: h1.1.0 is node 6, up through aggregation 6 mod 2 = 0 and, at level 1,
+    # core ⌊6 / 2⌋ mod 2 = 1 of a0.0's two (c0, c1): c1; h1.1.1 is node 7: a0.1, then c3.
+    assert net.route("h0.0.0", "h1.1.0") == ("h0.0.0>e0.0", "e0.0>a0.0", "a0.0>c1", "c1>a1.0", "a1.0>e1.1",
+                                             "e1.1>h1.1.0")
+    assert net.route("h0.0.0", "h1.1.1") == ("h0.0.0>e0.0", "e0.0>a0.1", "a0.1>c3", "c3>a1.1", "a1.1>e1.1",
+                                             "e1.1>h1.1.1")
+    # Within a pod: up to aggregation (node index mod 2) and down; h0.1.1 is node 3.
+    assert net.route("h0.0.0", "h0.1.1") == ("h0.0.0>e0.0", "e0.0>a0.1", "a0.1>e0.1", "e0.1>h0.1.1")
+    # The same routes as liquidsched's own 4-ary fat tree with D-mod-k, for every pair.
+    from liquidsched.topologies.fat_tree import fat_tree
+
+    ref = fat_tree(4)
+    assert sorted(ref.hosts()) == sorted(net.hosts())
+    assert all(net.route(s, d) == ref.route(s, d) for s in net.hosts() for d in net.hosts())
+
+
+def test_liquid_bound_of_the_fat_tree_by_hand():
+    # D-mod-k on a 1:1 fat tree spreads an all-to-all evenly: a node's cable carries 15 transfers
+    # each way; an edge switch's 2 nodes send 28 out of it, 14 per up link (by destination
+    # parity); a pod's 4 nodes send 48 out of it, 12 per core link. The nodes' cables bind.
+    net = load_slurm(FAT_TREE_CONF, hosts="10Gbit/s", switches="10Gbit/s")
+    b = compute_bound(net, all_to_all(net, size_bytes=10**6))
+    assert b.transfers == 16 * 15
+    assert b.duration_s == Fraction(15 * 10**6, 10 * 10**9 // 8)      # 15 MB at 1.25 GB/s = 12 ms
+    assert sorted(b.bottlenecks) == sorted(l for l in net.links if l.startswith("h") or ">h" in l)
+
+
+def test_a_multi_parent_fabric_saves_and_loads_with_its_routes(tmp_path):
+    from liquidsched import load_topology, save_topology
+
+    net = load_slurm(FAT_TREE_CONF, hosts="10Gbit/s", switches="10Gbit/s")
+    save_topology(net, tmp_path / "fat.yaml")
+    back = load_topology(tmp_path / "fat.yaml")
+    assert all(back.route(s, d) == net.route(s, d) for s in net.hosts() for d in net.hosts())
 
 
 def test_an_empty_file_is_refused():
@@ -290,6 +383,18 @@ ROUTES_BY_HAND = {
 def test_routes_follow_the_forwarding_tables_hop_by_hop(ib_net, pair):
     nodes = ROUTES_BY_HAND[pair]
     assert ib_net.route(*pair) == tuple(f"{a}>{b}" for a, b in zip(nodes, nodes[1:]))
+
+
+def test_the_network_routes_by_the_tables_one_entry_per_switch_and_host(ib_net):
+    # From ROUTES_BY_HAND: the switches the routes to each host cross, but its own leaf, whose
+    # cable reaches it.
+    assert ib_net.routing.policy == "forwarding"
+    assert ib_net.routing.table == {
+        "leaf2": {"node1": "spine2", "node2": "spine1"},
+        "spine2": {"node1": "leaf1", "node4": "leaf2"},
+        "spine1": {"node2": "leaf1", "node3": "leaf2"},
+        "leaf1": {"node3": "spine1", "node4": "spine2"},
+    }
 
 
 def test_the_routes_are_not_shortest_path_tie_breaks(ib_net):
@@ -409,9 +514,6 @@ BAD_FABRIC = {  # edit of fabric.txt, the line the error names (a text on it), w
                             '[2]\t"S-0002c90200000002"[4]\t\t# leaf2 12xQDR', "# leaf2 12xQDR",
                             "expected '# \"description\" lid N 4xEDR' after the ports"),
     "unknown rate": ('"node2 HCA-1" lid 12 4xEDR', '"node2 HCA-1" lid 12 4x???', "4x???", "expected a link width and speed"),
-    "ends disagree on the rate": ('"leaf1" lid 1 4xEDR\n\nvendid=0x2c9\ndevid=0x1017\nsysimgguid=0x2c90300000020',
-                                  '"leaf1" lid 1 4xQDR\n\nvendid=0x2c9\ndevid=0x1017\nsysimgguid=0x2c90300000020',
-                                  '"H-0002c90300000010"[1](2c90300000011)', "the two ends of a cable disagree on its rate"),
     "ends disagree on the port": ('[4]\t"S-0002c90200000004"[1]', '[4]\t"S-0002c90200000004"[2]', '[4]\t"S-0002c90200000004"[2]',
                                   "leads to port 2 of S-0002c90200000004 ('spine2'), whose port line (line"),
     "port beyond the switch": ('[5]\t"S-0002c90200000003"[3]', '[37]\t"S-0002c90200000003"[3]', "[37]",
@@ -438,6 +540,115 @@ def test_a_bad_ibnetdiscover_output_names_the_file_and_line(case, tmp_path):
     with pytest.raises(TopologyError) as e:
         load_infiniband(fabric, LFTS)
     assert one_line(e, expected).startswith(f"{fabric}: line {line_of(fabric, on_line)}: ")
+
+
+# -- every forwarding-table format, and fabrics as real captures show them -------------------------
+
+# The tables of lfts.txt (ibroute by LID, as the old dump_lfts.sh wrote them) as each tool writes
+# them: dump_lfts.sh today (dump_fts's tables, then its "*** WARNING ***" trailer), dump_fts -n
+# (switches by direct-route path, no destination info), ibroute -a for each switch (invalid
+# entries too, port 255), and opensm's /var/log/opensm-lfts.dump (decimal range, '#' before the
+# destination, its top LID on the last line).
+LFT_FORMATS = ["lfts.txt", "dump_lfts.txt", "dump_fts.txt", "ibroute.txt", "opensm-lfts.dump"]
+
+
+@pytest.mark.parametrize("name", LFT_FORMATS)
+def test_every_lft_format_gives_the_same_routes(ib_net, name):
+    net = load_infiniband(FABRIC, DATA / "infiniband" / name)
+    hosts = net.hosts()
+    assert hosts == ["node1", "node2", "node3", "node4"]
+    assert all(net.route(s, d) == ib_net.route(s, d) for s in hosts for d in hosts)
+    for pair, nodes in ROUTES_BY_HAND.items():
+        assert net.route(*pair) == tuple(f"{a}>{b}" for a, b in zip(nodes, nodes[1:]))
+
+
+def test_the_dump_lfts_trailer_is_skipped_with_a_note(caplog):
+    lfts = DATA / "infiniband" / "dump_lfts.txt"
+    load_infiniband(FABRIC, lfts)
+    notes = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert notes == [f"{lfts}: line {line_of(lfts, '*** WARNING ***')}: skipped tool messages, not part of the "
+                     "output (captured with 2>&1?): '*** WARNING ***: this command has been replaced by dump_fts'"]
+
+
+def test_other_formats_load_without_a_note(caplog):
+    for name in ("dump_fts.txt", "ibroute.txt", "opensm-lfts.dump"):
+        load_infiniband(FABRIC, DATA / "infiniband" / name)
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+@pytest.mark.parametrize("name, old, new, expected", [
+    ("opensm-lfts.dump", "14 lids dumped", "8 lids dumped",
+     "says 8 lids but the table from line 1 goes up to LID 14 (opensm writes its top LID here)"),
+    ("ibroute.txt", "15 lids dumped", "14 lids dumped", "says 14 lids but the table from line 1 has 15"),
+    ("dump_fts.txt", "0x000b 001 ", "0x000b one", "cannot read '0x000b one' as a forwarding table line"),
+    ("dump_lfts.txt", "*** WARNING ***", "WARNING", "cannot read 'WARNING: this command"),
+])
+def test_each_lft_format_still_checks_its_lines(tmp_path, name, old, new, expected):
+    lfts = variant(tmp_path, DATA / "infiniband" / name, old, new)
+    with pytest.raises(TopologyError) as e:
+        load_infiniband(FABRIC, lfts)
+    assert one_line(e, expected).startswith(f"{lfts}: line {line_of(lfts, new)}: ")
+
+
+@pytest.mark.parametrize("message", [
+    "SubnGet(LFT) failed on switch 'leaf1' DR path slid 0; dlid 0; 0,1 Node GUID 0x2c90200000001 SMA LID 1; "
+    "MAD status 0x0 AM 0x0",
+    "ibwarn: [3217] dump_unicast_tables: illegal lft top 49152, truncate to 49151",
+    "dump_fts: iberror: failed: Failed to discover fabric",
+])
+def test_tool_messages_in_a_table_file_are_skipped_with_a_note(ib_net, tmp_path, caplog, message):
+    lfts = tmp_path / "dump_fts.txt"
+    lfts.write_text(message + "\n" + (DATA / "infiniband" / "dump_fts.txt").read_text())
+    net = load_infiniband(FABRIC, lfts)
+    assert all(net.route(s, d) == ib_net.route(s, d) for s in net.hosts() for d in net.hosts())
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{lfts}: line 1: skipped tool messages, not part of the output (captured with 2>&1?): {message[:80]!r}"]
+
+
+def test_a_line_that_is_no_tool_message_is_still_refused(tmp_path):
+    lfts = tmp_path / "dump_fts.txt"
+    lfts.write_text("warning: something\n" + (DATA / "infiniband" / "dump_fts.txt").read_text())
+    with pytest.raises(TopologyError) as e:
+        load_infiniband(FABRIC, lfts)
+    assert one_line(e, "cannot read 'warning: something' as a forwarding table line").startswith(f"{lfts}: line 1: ")
+
+
+CAPTURED = DATA / "infiniband" / "fabric-captured.txt"
+NODE3_AT_LEAF2 = '[1]\t"H-0002c90300000030"'
+
+
+def test_a_captured_fabric_loads_with_a_note_for_each_oddity(ib_net, caplog):
+    net = load_infiniband(CAPTURED, LFTS)
+    notes = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    first = "ibnetdisc/src/query_smp.c:228; umad (DR path slid 0; dlid 0; 0,1,3 Attr 0xff90:0) bad status"
+    assert notes == [
+        f"{CAPTURED}: line 1 and 1 more: skipped tool messages, not part of the output (captured with 2>&1?): "
+        f"{first[:80]!r}",
+        f"{CAPTURED}: line {line_of(CAPTURED, '[7]')}: ignored port 7 of S-0002c90200000003 ('spine1') cabled to "
+        "its own port 8: such a cable carries nothing between nodes",
+        f"{CAPTURED}: line {line_of(CAPTURED, NODE3_AT_LEAF2)}: the two ends of a cable "
+        f"disagree on its rate (4xEDR here, 1xEDR on line {line_of(CAPTURED, '1xEDR')}): it takes the lower",
+    ]
+    # The loopback cable is no link; the rest of the fabric is fabric.txt's, routed alike.
+    assert sorted(net.links) == sorted(ib_net.links)
+    assert all(net.route(s, d) == ib_net.route(s, d) for s in net.hosts() for d in net.hosts())
+    # node3's cable runs at the lower end's rate, 1xEDR = 25 Gbit/s, both ways; the others as before.
+    capacity = {lid: l.capacity_Bps for lid, l in net.links.items()}
+    assert capacity["node3>leaf2"] == capacity["leaf2>node3"] == 25 * GBIT
+    assert all(c == ib_net.links[lid].capacity_Bps for lid, c in capacity.items() if "node3" not in lid)
+
+
+def test_a_route_out_of_a_self_cabled_port_names_the_table_line(tmp_path):
+    # spine1 sends node2 (LID 12) out of port 7, whose cable comes back to port 8.
+    entry = "0x000c 003 : (Channel Adapter portguid 0x0002c90300000021: 'node2 HCA-1')"
+    text = LFTS.read_text()
+    start = text.index("of switch Lid 3")
+    lfts = tmp_path / "lfts.txt"
+    lfts.write_text(text[:start] + text[start:].replace(entry, entry.replace("003", "007"), 1))
+    with pytest.raises(TopologyError) as e:
+        load_infiniband(CAPTURED, lfts)
+    assert one_line(e, "switch spine1 sends LID 0x000c (node2) out of port 7, which is cabled back to the switch "
+                    "itself").startswith(f"{lfts}: line {line_of(lfts, '0x000c 007')}: ")
 
 
 def test_a_switch_without_a_table_names_its_line(tmp_path):

@@ -1,5 +1,6 @@
 """An InfiniBand fabric as a liquidsched network: ``ibnetdiscover`` output for the cables, the
-switches' linear forwarding tables (``dump_lfts.sh`` / ``ibroute`` output) for the routes.
+switches' linear forwarding tables (``dump_fts``, ``dump_lfts.sh``, ``ibroute`` or opensm's
+``opensm-lfts.dump``) for the routes.
 
 The fabric (``ibnetdiscover``)
 ------------------------------
@@ -28,8 +29,11 @@ ignored. Routers (``Rt``) are refused: a route across subnets is not in one subn
   descriptions). Where that word is empty or shared by several ports, the whole description
   (spaces as ``_``, ``-p<port>`` added for a CA with several connected ports) is used, and where
   that is still shared, the port GUID (``0x0002c9030004a1b1``).
-* **Cables** are the port lines; both ends must agree on where a cable goes and at what rate.
-  Parallel cables between two switches become one link per direction with the sum of their
+* **Cables** are the port lines; both ends must agree on where a cable goes. Where they
+  disagree on its rate (each end reports its own port's width and speed: a link trained down to
+  1x, seen from one end), the cable takes the lower, with a note. A port cabled to another port
+  of its own switch (a loopback cable) carries nothing between nodes: it is left out, with a
+  note. Parallel cables between two switches become one link per direction with the sum of their
   rates (a network has one link per pair of nodes), so which of them a table picks is not seen.
 
 Link rates are the data rates after encoding, lanes × per-lane rate, from the port line's
@@ -51,9 +55,12 @@ XDR     212.5 Gb/s PAM4      64b/66b+FEC  200 (nominal)
 
 Widths are ``1x``, ``2x``, ``4x``, ``8x`` and ``12x`` lanes.
 
-The forwarding tables (``dump_lfts.sh``, ``ibroute``)
-------------------------------------------------------
-One block per switch, the switch known by its node GUID::
+The forwarding tables
+---------------------
+One block per switch, the switch known by its node GUID, in the form every tool of
+infiniband-diags (rdma-core) writes: ``ibroute`` for one switch, ``dump_fts`` for all of them
+(switches named by direct-route path), ``dump_lfts.sh`` (older: ``ibroute`` for each switch;
+today: ``dump_fts``'s output)::
 
     Unicast lids [0x0-0xe] of switch Lid 1 guid 0x0002c90200404040 (leaf1):
       Lid  Out   Destination
@@ -62,33 +69,60 @@ One block per switch, the switch known by its node GUID::
     0x000d 003 : (Channel Adapter portguid 0x0002c9030004a1d1: 'node3 HCA-1')
     2 valid lids dumped
 
-(``-n`` leaves out the destination info; the count must match the block's lines.) A route from
+``dump_fts`` writes ``of switch DR path slid 0; dlid 0; 0,1 guid ...``; ``-n`` leaves out the
+destination info; ``-a`` lists invalid entries too (out port 255, ``: (illegal port)``) and ends
+``N lids dumped``; the count must match the block's lines. ``dump_lfts.sh`` ends with
+``*** WARNING ***: this command has been replaced by dump_fts``. The subnet manager's own dump
+(opensm writes ``opensm-lfts.dump`` in its dump directory, e.g. ``/var/log``) has no titles, a
+decimal LID range, ``#`` before the destination and the table's top LID, not its count, last::
+
+    Unicast lids [0-14] of switch Lid 1 guid 0x0002c90200404040 ('leaf1'):
+    0x000b 001 # Channel Adapter portguid 0x0002c9030004a1b1: 'node1 HCA-1'
+    14 lids dumped
+
+All read alike. Lines the tools write to stderr, found in files captured with ``2>&1``
+(``ibwarn: [pid] function: ...``, libibnetdisc's ``src/query_smp.c:228; ...``, ``SubnGet(LFT)
+failed ...``) and ``dump_lfts.sh``'s ``*** WARNING ***`` line are skipped, in either file, with
+one note per file.
+
+Notes are warnings of the logger :data:`log` (``liquidsched.io.infiniband``), one line each
+naming the file and the line; with logging not configured they show on stderr.
+
+A route from
 host ``a`` to host ``b`` follows the tables exactly: ``a``'s cable to its switch, then at each
 switch the cable of the out port that switch's table gives for ``b``'s base LID, until ``b``'s
 port. A LID missing from a table the route needs, an out port without a cable, a route that
 comes back to a switch or ends at another port, and a malformed line in either file are each
 refused with one line naming the file and the line.
 
-The network routes by these paths (:class:`~liquidsched.routing.ExplicitPaths`, one per host
-pair, so a fabric of N ports keeps N² paths) and saves as an ordinary topology file.
+Every route is checked so at load, once per switch and destination (the routes of all the
+hosts behind a switch share its walk). The network then routes by the tables themselves
+(:class:`~liquidsched.routing.Forwarding`: at each switch, the next node for each destination
+host, one entry per switch and host the routes cross, none where the switch's cable reaches the
+host), so identical routes with N entries per switch rather than N² paths, and saves as an
+ordinary topology file.
 
 On the command line, ``--topology infiniband:NETDISCOVER,LFTS`` (:func:`load_infiniband_spec`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
 from ..errors import TopologyError
 from ..network import HOST, SWITCH, Link, Network, Node
-from ..routing import ExplicitPaths
+from ..routing import Forwarding
 from .files import read_text
 
 E = TopologyError
+#: Notes on what was read past (tool messages, self-cabled ports, cables whose ends disagree):
+#: warnings of this logger, one line each, on stderr unless the application configures logging.
+log = logging.getLogger(__name__)
 
 #: Data rate per lane after encoding, in bit/s (the table of the module doc).
 LANE_RATE_BPS: dict[str, Fraction] = {
@@ -132,6 +166,8 @@ class PortLine:
     #: the port's own GUID and base LID (CA port lines only)
     guid: int | None = None
     lid: int | None = None
+    #: the width and speed as written (``4xEDR``)
+    rate_text: str = ""
 
 
 @dataclass
@@ -158,6 +194,32 @@ _ID = re.compile(r"^(vendid|devid|sysimgguid|switchguid|caguid|rtguid)=0x([0-9a-
 # Tail annotations ibnetdiscover may add after the rate: -f's counters, Xsigo's slot or (scp).
 _EXTRA = re.compile(r"^(\s+s=\d+\s+w=\d+\s+v=\d+)?(\s+slot\s+\d+|\s+\(scp\))?\s*$")
 _IGNORED = re.compile(r"^(Chassis\s+\d+.*|Hostname:.*|Non-Chassis Nodes)$")
+# What the diagnostics write to stderr, found in files captured with 2>&1: libibmad's IBWARN
+# ("ibwarn: [pid] function: ..."), libibnetdisc's IBND_ERROR ("src/query_smp.c:228; ..."), the
+# tools' exit message ("ibroute: iberror: ..."), a failed table read ("SubnGet(LFT) failed ..."),
+# and the trailer dump_lfts.sh / dump_mfts.sh print after dump_fts's tables
+# ("*** WARNING ***: this command has been replaced by dump_fts").
+_TOOL_MESSAGE = re.compile(r"^(?:ib(?:warn|panic|debug): \[\d+\] |[\w./-]+\.c:\d+; |\S+: iberror: |"
+                           r"SubnGet\([^)]*\) failed|\*\*\* WARNING \*\*\*)")
+
+
+class _Skipped:
+    """The tool messages skipped in one file, noted once when the file is read."""
+
+    def __init__(self, where: str) -> None:
+        self.where, self.first, self.count = where, (0, ""), 0
+
+    def add(self, number: int, line: str) -> None:
+        if not self.count:
+            self.first = (number, line)
+        self.count += 1
+
+    def note(self) -> None:
+        if self.count:
+            number, line = self.first
+            more = f" and {self.count - 1} more" if self.count > 1 else ""
+            log.warning(f"{self.where}: line {number}{more}: skipped tool messages, not part of the output "
+                        f"(captured with 2>&1?): {line[:80]!r}")
 
 
 def read_ibnetdiscover(text: str, where: str = "ibnetdiscover") -> dict[int, IbNode]:
@@ -171,6 +233,7 @@ def read_ibnetdiscover(text: str, where: str = "ibnetdiscover") -> dict[int, IbN
     nodes: dict[int, IbNode] = {}
     current: IbNode | None = None
     expected_guid: tuple[str, int] | None = None
+    skipped = _Skipped(where)
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         at = f"{where}: line {number}"
@@ -178,6 +241,8 @@ def read_ibnetdiscover(text: str, where: str = "ibnetdiscover") -> dict[int, IbN
             current = None
         elif line.startswith("#") or _IGNORED.match(line):
             continue
+        elif _TOOL_MESSAGE.match(line):
+            skipped.add(number, line)
         elif match := _ID.match(line):
             key, value = match.group(1), int(match.group(2), 16)
             if key == "rtguid":
@@ -201,6 +266,7 @@ def read_ibnetdiscover(text: str, where: str = "ibnetdiscover") -> dict[int, IbN
             raise E(f"{at}: cannot read {line[:60]!r} as ibnetdiscover output")
     if not nodes:
         raise E(f"{where}: no Switch or Ca line: not ibnetdiscover output")
+    skipped.note()
     return nodes
 
 
@@ -254,7 +320,7 @@ def _port(line: str, node: IbNode, at: str, number: int) -> PortLine:
     except ValueError as e:
         raise E(f"{at}: {e}") from None
     return PortLine(int(port), int(peer_guid, 16), int(peer_port), int(peer_lid), rate, number,
-                    int(own_guid, 16) if own_guid else None, int(own_lid) if own_lid else None)
+                    int(own_guid, 16) if own_guid else None, int(own_lid) if own_lid else None, rate_text)
 
 
 def _label(node: IbNode) -> str:
@@ -271,16 +337,34 @@ class Lft:
     guid: int
     line: int
     entries: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: the LID range of the header
+    first: int = 0
+    last: int = 0
+    #: written by opensm, whose last line gives the table's top LID rather than its entry count
+    opensm: bool = False
 
 
-_LFT_HEADER = re.compile(r"^Unicast lids \[0x([0-9a-fA-F]+)-0x([0-9a-fA-F]+)\] of switch (.*?) guid 0x([0-9a-fA-F]+) \((.*)\):$")
+# The header: LID bounds in hex (ibroute, dump_fts, dump_lfts.sh) or decimal (opensm), the switch
+# as "Lid N" (ibroute by LID, opensm) or "DR path slid 0; dlid 0; 0,1" (dump_fts, ibroute -D),
+# its node GUID, its description (quoted by opensm).
+_LFT_HEADER = re.compile(r"^Unicast lids \[(0x[0-9a-fA-F]+|\d+)-(0x[0-9a-fA-F]+|\d+)\] of switch (.*?) "
+                         r"guid 0x([0-9a-fA-F]+) \((.*)\):$")
 _LFT_TITLES = re.compile(r"^(Lid\s+Out\s+Destination|Port\s+Info)$")
-_LFT_ENTRY = re.compile(r"^0x([0-9a-fA-F]+)\s+(\d+)(?:\s+:\s*(.*))?$")
+# An entry: LID, out port, and what is there after ':' (ibroute, dump_fts) or '#' (opensm).
+_LFT_ENTRY = re.compile(r"^0x([0-9a-fA-F]+)\s+(\d+)(?:\s+([:#])\s*(.*))?$")
 _LFT_END = re.compile(r"^(\d+)\s+(?:valid\s+)?lids dumped$")
 
 
+def _number(text: str) -> int:
+    return int(text, 16) if text.startswith("0x") else int(text)
+
+
 def read_lfts(text: str, where: str = "lfts") -> dict[int, Lft]:
-    """The unicast forwarding tables of a ``dump_lfts.sh`` / ``ibroute`` output, by switch GUID.
+    """The unicast forwarding tables of a ``dump_fts``, ``dump_lfts.sh``, ``ibroute`` or opensm
+    (``opensm-lfts.dump``) output, by switch GUID.
+
+    Tool messages captured with the output (``2>&1``) and ``dump_lfts.sh``'s closing
+    ``*** WARNING ***`` are skipped with one note (a warning of :data:`log`).
 
     Raises
     ------
@@ -289,11 +373,14 @@ def read_lfts(text: str, where: str = "lfts") -> dict[int, Lft]:
     """
     tables: dict[int, Lft] = {}
     current: Lft | None = None
-    bounds = (0, 0)
+    skipped = _Skipped(where)
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         at = f"{where}: line {number}"
         if not line or line.startswith("#") or _LFT_TITLES.match(line):
+            continue
+        if _TOOL_MESSAGE.match(line):
+            skipped.add(number, line)
             continue
         if line.startswith("Multicast"):
             raise E(f"{at}: a multicast table (ibroute -M); unicast tables route the transfers")
@@ -303,22 +390,31 @@ def read_lfts(text: str, where: str = "lfts") -> dict[int, Lft]:
             guid = int(match.group(4), 16)
             if guid in tables:
                 raise E(f"{at}: a second table of switch guid 0x{guid:016x} (first on line {tables[guid].line})")
-            current = tables[guid] = Lft(guid, number)
-            bounds = (int(match.group(1), 16), int(match.group(2), 16))
+            first, last = _number(match.group(1)), _number(match.group(2))
+            # opensm alone writes the bounds in decimal.
+            current = tables[guid] = Lft(guid, number, first=first, last=last,
+                                         opensm=not match.group(1).startswith("0x"))
         elif match := _LFT_ENTRY.match(line):
             if current is None:
                 raise E(f"{at}: a table entry before any 'Unicast lids ... of switch' line")
             lid, port = int(match.group(1), 16), int(match.group(2))
-            if not bounds[0] <= lid <= bounds[1]:
-                raise E(f"{at}: LID 0x{lid:04x} outside the table's range [0x{bounds[0]:x}-0x{bounds[1]:x}]")
+            if not current.first <= lid <= current.last:
+                raise E(f"{at}: LID 0x{lid:04x} outside the table's range [0x{current.first:x}-0x{current.last:x}]")
+            # opensm alone puts '#' before the destination (older opensm wrote hex bounds too).
+            current.opensm = current.opensm or match.group(3) == "#"
             if lid in current.entries:
                 raise E(f"{at}: LID 0x{lid:04x} listed twice (first on line {current.entries[lid][1]})")
             current.entries[lid] = (port, number)
         elif match := _LFT_END.match(line):
             if current is None:
                 raise E(f"{at}: a 'lids dumped' line outside a table")
-            if int(match.group(1)) != len(current.entries):
-                raise E(f"{at}: says {match.group(1)} lids but the table from line {current.line} has "
+            said = int(match.group(1))
+            if current.opensm and said != current.last:
+                # opensm writes the table's top LID there, not the number of its lines.
+                raise E(f"{at}: says {said} lids but the table from line {current.line} goes up to LID "
+                        f"{current.last} (opensm writes its top LID here)")
+            if not current.opensm and said != len(current.entries):
+                raise E(f"{at}: says {said} lids but the table from line {current.line} has "
                         f"{len(current.entries)}")
             current = None
         else:
@@ -327,6 +423,7 @@ def read_lfts(text: str, where: str = "lfts") -> dict[int, Lft]:
         raise E(f"{where}: line {current.line}: the table has no 'lids dumped' line (truncated?)")
     if not tables:
         raise E(f"{where}: no 'Unicast lids ... of switch' table")
+    skipped.note()
     return tables
 
 
@@ -344,20 +441,56 @@ class Fabric:
     host_of: dict[Endpoint, str]
     switch_of: dict[int, str]
     where: str
+    #: ports cabled to another port of their own node, left out of ``cable`` and of the nodes' ports
+    self_cabled: dict[Endpoint, PortLine] = field(default_factory=dict)
 
 
 def build_fabric(nodes: dict[int, IbNode], where: str = "ibnetdiscover") -> Fabric:
-    """Check that both ends of every cable agree, and name the hosts and switches."""
+    """Check that both ends of every cable agree, and name the hosts and switches.
+
+    A port cabled to another port of its own node (a loopback cable, seen on switches) carries
+    nothing between nodes: it is left out, with a note. Where the two ends of a cable report
+    different rates (a link trained down, seen from one side), both directions take the lower,
+    with a note.
+    """
     cable: dict[Endpoint, PortLine] = {}
+    self_cabled: dict[Endpoint, PortLine] = {}
+    disagree: list[tuple[PortLine, PortLine]] = []
     for node in nodes.values():
         for port in node.ports.values():
-            _check_other_end(nodes, node, port, where)
+            back = _check_other_end(nodes, node, port, where)
+            if port.peer_guid == node.guid:
+                self_cabled[(node.guid, port.port)] = port
+                continue
+            if back.rate_Bps != port.rate_Bps:
+                if port.line < back.line:
+                    disagree.append((port, back))
+                port = replace(port, rate_Bps=min(port.rate_Bps, back.rate_Bps))
             cable[(node.guid, port.port)] = port
+    for guid, number in self_cabled:
+        del nodes[guid].ports[number]
+    _note_fabric(nodes, self_cabled, disagree, where)
     host_of = _host_names(nodes, where)
-    return Fabric(nodes, cable, host_of, _switch_names(nodes, set(host_of.values())), where)
+    return Fabric(nodes, cable, host_of, _switch_names(nodes, set(host_of.values())), where, self_cabled)
 
 
-def _check_other_end(nodes: dict[int, IbNode], node: IbNode, port: PortLine, where: str) -> None:
+def _note_fabric(nodes: dict[int, IbNode], self_cabled: dict[Endpoint, PortLine],
+                 disagree: list[tuple[PortLine, PortLine]], where: str) -> None:
+    """One note for the self-cabled ports, one for the cables whose ends disagree."""
+    if self_cabled:
+        (guid, number), port = min(self_cabled.items(), key=lambda item: item[1].line)
+        pairs = len(self_cabled) // 2
+        more = f" ({pairs} such cables)" if pairs > 1 else ""
+        log.warning(f"{where}: line {port.line}: ignored port {number} of {_label(nodes[guid])} cabled to its "
+                    f"own port {port.peer_port}{more}: such a cable carries nothing between nodes")
+    if disagree:
+        a, b = disagree[0]
+        more = f" ({len(disagree)} such cables)" if len(disagree) > 1 else ""
+        log.warning(f"{where}: line {a.line}: the two ends of a cable disagree on its rate ({a.rate_text} here, "
+                    f"{b.rate_text} on line {b.line}){more}: it takes the lower")
+
+
+def _check_other_end(nodes: dict[int, IbNode], node: IbNode, port: PortLine, where: str) -> PortLine:
     at = f"{where}: line {port.line}"
     peer = nodes.get(port.peer_guid)
     if peer is None:
@@ -367,12 +500,11 @@ def _check_other_end(nodes: dict[int, IbNode], node: IbNode, port: PortLine, whe
         seen = "is not listed" if back is None else f"(line {back.line}) leads elsewhere"
         raise E(f"{at}: port {port.port} of {_label(node)} leads to port {port.peer_port} of {_label(peer)}, "
                 f"whose port line {seen}")
-    if back.rate_Bps != port.rate_Bps:
-        raise E(f"{at}: the two ends of a cable disagree on its rate (line {back.line} has another)")
     peer_lid = peer.lid if peer.kind == "Switch" else back.lid
     if peer_lid != port.peer_lid:
         raise E(f"{at}: says {_label(peer)} has LID {port.peer_lid}, but line {back.line if peer.kind == 'Ca' else peer.line} "
                 f"says {peer_lid}")
+    return back
 
 
 def _host_names(nodes: dict[int, IbNode], where: str) -> dict[Endpoint, str]:
@@ -420,7 +552,8 @@ def _switch_names(nodes: dict[int, IbNode], hosts: set[str]) -> dict[int, str]:
 
 
 class _Router:
-    """Routes to one destination port by the tables, each switch's remaining path found once."""
+    """Routes to one destination port by the tables, each switch's remaining path found once
+    and checked (see the module doc)."""
 
     def __init__(self, fabric: Fabric, tables: dict[int, Lft], lfts_where: str, dst: Endpoint) -> None:
         self.fabric, self.tables, self.lfts_where, self.dst = fabric, tables, lfts_where, dst
@@ -428,10 +561,15 @@ class _Router:
         self.lid = fabric.cable[dst].lid
         self.rest: dict[int, list[str]] = {}  # switch GUID → nodes from it to the destination
 
-    def route(self, src: Endpoint) -> tuple[str, ...]:
-        src_name = self.fabric.host_of[src]
-        first = self.fabric.cable[src]
-        return (src_name, *self._from((first.peer_guid, first.peer_port), src_name))
+    def check_from(self, at: Endpoint, src_name: str) -> None:
+        """Follow the tables from endpoint ``at`` (where the cable of host ``src_name`` arrives),
+        refusing what cannot reach the destination: once per switch for every source behind it."""
+        if at[0] not in self.rest:
+            self._from(at, src_name)
+
+    def next_hops(self) -> dict[str, str]:
+        """The node after each switch the routes to the destination cross, by switch name."""
+        return {self.fabric.switch_of[guid]: rest[1] for guid, rest in self.rest.items()}
 
     def _from(self, at: Endpoint, src_name: str) -> list[str]:
         """The nodes from endpoint ``at`` (where a cable arrives) to the destination."""
@@ -451,8 +589,10 @@ class _Router:
             walked.append((guid, line))
             peer = self.fabric.cable.get((guid, out))
             if peer is None:
+                which = ("is cabled back to the switch itself" if (guid, out) in self.fabric.self_cabled
+                         else "has no cable")
                 raise E(f"{self.lfts_where}: line {line}: switch {self.fabric.switch_of[guid]} sends LID "
-                        f"0x{self.lid:04x} ({self.dst_name}) out of port {out}, which has no cable "
+                        f"0x{self.lid:04x} ({self.dst_name}) out of port {out}, which {which} "
                         f"(needed for {src_name} → {self.dst_name})")
             at = (peer.peer_guid, peer.peer_port)
         for guid, _ in reversed(walked):
@@ -516,12 +656,20 @@ def network_from_infiniband(fabric_text: str, lfts_text: str, fabric_where: str 
     nodes = [Node(fabric.switch_of[g], SWITCH, origin=f"{fabric_where}: line {n.line}")
              for g, n in fabric.nodes.items() if n.kind == "Switch"]
     nodes += [Node(h, HOST, origin=f"{fabric_where}: line {fabric.cable[e].line}") for e, h in fabric.host_of.items()]
-    paths = {}
+    # Where each host's cable arrives, the first host behind each such port naming it in errors.
+    arrivals: dict[Endpoint, str] = {}
+    for src, src_name in fabric.host_of.items():
+        first = fabric.cable[src]
+        arrivals.setdefault((first.peer_guid, first.peer_port), src_name)
+    table: dict[str, dict[str, str]] = {}
     for dst, dst_name in fabric.host_of.items():
         router = _Router(fabric, tables, lfts_where, dst)
-        for src, src_name in fabric.host_of.items():
-            paths[(src_name, dst_name)] = router.route(src)
-    return Network(nodes, _links(fabric), ExplicitPaths(paths), name=name or Path(fabric_where).stem or "infiniband",
+        for at, src_name in arrivals.items():
+            router.check_from(at, src_name)
+        for switch, after in router.next_hops().items():
+            if after != dst_name:  # the cable to the destination needs no entry
+                table.setdefault(switch, {})[dst_name] = after
+    return Network(nodes, _links(fabric), Forwarding(table), name=name or Path(fabric_where).stem or "infiniband",
                    description=f"InfiniBand fabric {fabric_where} routed by {lfts_where}")
 
 
@@ -538,8 +686,8 @@ def _links(fabric: Fabric) -> list[Link]:
 
 
 def load_infiniband(fabric_path: str | os.PathLike, lfts_path: str | os.PathLike) -> Network:
-    """Read an ``ibnetdiscover`` output and a ``dump_lfts.sh`` output (see
-    :func:`network_from_infiniband`)."""
+    """Read an ``ibnetdiscover`` output and a forwarding-table dump (``dump_fts``,
+    ``dump_lfts.sh``, ``ibroute`` or ``opensm-lfts.dump``; see :func:`network_from_infiniband`)."""
     return network_from_infiniband(read_text(fabric_path, E), read_text(lfts_path, E), str(fabric_path), str(lfts_path))
 
 

@@ -15,10 +15,28 @@ Keys are case-insensitive; a value may be quoted (``Nodes="tux[0-3], tux9"``); `
 (:func:`expand_hostlist`). ``LinkSpeed`` is read (a whole number, as Slurm reads it) and otherwise
 ignored: Slurm says its unit is arbitrary and does not use it, so it cannot give bytes/s.
 
-The file must describe one tree, as the plugin requires: every switch named once, a switch with
-nodes or switches but not both, no switch under two parents, no cycle, no node under two switches,
-one root (hosts under separate roots could not reach each other). Anything else is refused with
-one line naming the file and the line.
+Every switch is named once, has nodes or switches but not both, and no switch is its own
+ancestor (a cycle); a node is under one switch (Slurm warns "Multiple leaf switches contain
+nodes" of the others, a likely mistake; which of its cables such a node would send on is not in
+the file). Anything else is refused with one line naming the file and the line.
+
+Slurm calls the file a tree, but real files are often not one, and both forms load:
+
+* **A switch under several parents**, as generators such as ``ibmap2slurm`` write a fat tree
+  (each leaf switch listed under every switch it is cabled to above it). Routes are
+  then up/down, as a fat tree's forwarding tables make them (:func:`up_down_tables`): up from the
+  source's leaf switch until a switch above the destination's leaf switch, then down, by the
+  fewest hops; where several parents (or children) qualify, the destination's number in the
+  file picks one, D-mod-k (``⌊i / (w_0 · … · w_{h-1})⌋ mod`` their count at level ``h``), so a
+  regular fat tree spreads the destinations evenly over its up links. The network routes by
+  these tables (:class:`~liquidsched.routing.Forwarding`), one entry per switch and node.
+* **Several roots** that the switches do not join are separate fabrics. Slurm loads such a file,
+  warns "no switch can reach all nodes through its descendants" and never spans a job over two
+  of them ("Jobs can only span nodes connected by the same switch fabric", topology.conf(5)).
+  So does liquidsched: the file loads with a note (a warning of :data:`log`), the node pairs
+  across fabrics have no route (``net.missing_routes``), and a traffic needing one is refused
+  naming the pair. (Several roots above shared switches, as the spines of a fat tree, are one
+  fabric.)
 
 Rates
 -----
@@ -34,10 +52,10 @@ Keys of ``hosts`` name nodes, keys of ``switches`` name switches with child swit
 hostlist expressions. A name matched by two keys, or a key that names nothing, is an error. A
 cable left without a rate is an error naming it: liquidsched never guesses a capacity.
 
-Routing is the tree's: up to the lowest common ancestor and down. In a tree that path is the only
-one, hence the shortest, so the network routes by :class:`~liquidsched.routing.ShortestPath` (its
-switch-level paths are then composed and shared, as on any cluster of leaf switches) and a saved
-topology file routes the same way.
+Where every switch has one parent at most, routing is the tree's: up to the lowest common
+ancestor and down. In a tree that path is the only one, hence the shortest, so the network routes
+by :class:`~liquidsched.routing.ShortestPath` (its switch-level paths are then composed and
+shared, as on any cluster of leaf switches). Either way a saved topology file routes the same.
 
 On the command line, ``--topology slurm:PATH[,hosts=RATE][,switches=RATE][,rates=FILE]``
 (:func:`load_slurm_spec`).
@@ -55,6 +73,7 @@ Examples
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -64,11 +83,13 @@ from typing import Any, Iterator, Mapping
 
 from ..errors import TopologyError
 from ..network import HOST, SWITCH, Link, Network, Node
-from ..routing import ShortestPath
+from ..routing import Forwarding, ShortestPath
 from .fields import Fields, read_mapping, read_rate
 from .files import read_document, read_text
 
 E = TopologyError
+#: Notes on what loads but may surprise (separate fabrics): warnings of this logger, one line each.
+log = logging.getLogger(__name__)
 
 #: The most names one hostlist expression may stand for (a typo such as ``n[0-99999999]`` is
 #: refused before it fills the memory).
@@ -317,71 +338,171 @@ def read_topology_conf(text: str, where: str = "topology.conf") -> list[SwitchLi
 
 @dataclass(frozen=True)
 class Tree:
-    """A checked tree of switches: each switch's line, each child switch's parent, each node's
-    leaf switch, and the root."""
+    """The checked switches of a ``topology.conf``: each switch's line, each child switch's
+    parents (in file order), each node's leaf switch, and the roots (switches no line lists).
+
+    Slurm calls it a tree; a fat tree written by a generator gives a switch several parents,
+    and a file may have several roots."""
 
     switches: dict[str, SwitchLine]
-    parent: dict[str, str]
+    parents: dict[str, tuple[str, ...]]
     leaf_of: dict[str, str]
-    root: str
+    roots: tuple[str, ...]
+
+    @property
+    def several_parents(self) -> bool:
+        """Whether some switch has more than one parent (routes then have a choice)."""
+        return any(len(p) > 1 for p in self.parents.values())
 
 
 def build_tree(lines: list[SwitchLine], where: str = "topology.conf") -> Tree:
-    """Check that the switch lines form one tree, as Slurm's tree plugin requires.
+    """Check the switch lines as Slurm's tree plugin reads them.
+
+    A switch may be listed under several parents (a fat tree) and several switches may have
+    none (several roots: where they share no switch below them, Slurm warns that no switch
+    reaches all nodes, and hosts under different ones cannot reach each other; see the module
+    doc).
 
     Raises
     ------
     TopologyError
-        naming the file and the line: a switch defined twice, a child switch never defined, a
-        switch with two parents, a cycle, a node under two switches or named like a switch,
-        or several roots.
+        naming the file and the line: a switch defined twice, a child switch never defined,
+        a cycle, a node under two switches or named like a switch.
     """
     switches: dict[str, SwitchLine] = {}
     for s in lines:
         if s.name in switches:
             raise E(f"{where}: line {s.line}: switch {s.name} is defined twice (first on line {switches[s.name].line})")
         switches[s.name] = s
-    parent: dict[str, str] = {}
+    parents: dict[str, list[str]] = {}
     leaf_of: dict[str, str] = {}
     for s in lines:
         at = f"{where}: line {s.line}"
         for child in s.switches:
             if child not in switches:
                 raise E(f"{at}: switch {child} has no SwitchName line")
-            if child in parent:
-                raise E(f"{at}: switch {child} has two parents, {parent[child]} (line "
-                        f"{switches[parent[child]].line}) and {s.name}: Slurm's topology must be a tree")
-            parent[child] = s.name
+            parents.setdefault(child, []).append(s.name)
         for node in s.nodes:
             if node in switches:
                 raise E(f"{at}: {node} is both a node and a switch")
             if node in leaf_of:
+                # Slurm warns of it ("Multiple leaf switches contain nodes"); which cable the
+                # node sends on is not in the file, so no route could be told.
                 raise E(f"{at}: node {node} is under two switches, {leaf_of[node]} (line "
-                        f"{switches[leaf_of[node]].line}) and {s.name}: Slurm's topology must be a tree")
+                        f"{switches[leaf_of[node]].line}) and {s.name}: a node must be under one leaf switch "
+                        "(Slurm warns 'Multiple leaf switches contain nodes')")
             leaf_of[node] = s.name
-    _refuse_cycles(switches, parent, where)
-    roots = [name for name in switches if name not in parent]
-    if len(roots) > 1:
-        named = ", ".join(f"{r} (line {switches[r].line})" for r in roots)
-        raise E(f"{where}: the switches form {len(roots)} separate trees, with roots {named}: "
-                "hosts under different roots cannot reach each other")
-    return Tree(switches, parent, leaf_of, roots[0])
+    _refuse_cycles(switches, parents, where)
+    roots = tuple(name for name in switches if name not in parents)
+    return Tree(switches, {c: tuple(p) for c, p in parents.items()}, leaf_of, roots)
 
 
-def _refuse_cycles(switches: dict[str, SwitchLine], parent: dict[str, str], where: str) -> None:
-    """With one parent per switch, a cycle is a walk up the parents that comes back."""
+def _refuse_cycles(switches: dict[str, SwitchLine], parents: dict[str, list[str]], where: str) -> None:
+    """A cycle is a walk up the parents that comes back: a depth-first search up from every
+    switch in file order, the first loop found named by the line that closes it."""
     done: set[str] = set()
     for start in switches:
-        chain: list[str] = []
-        s: str | None = start
-        while s is not None and s not in done:
-            if s in chain:
-                loop = chain[chain.index(s):] + [s]
-                raise E(f"{where}: line {switches[parent[s]].line}: switches form a cycle: "
+        if start in done:
+            continue
+        chain: list[str] = [start]
+        todo: list[Iterator[str]] = [iter(parents.get(start, ()))]
+        while todo:
+            up = next(todo[-1], None)
+            if up is None:
+                done.add(chain.pop())
+                todo.pop()
+            elif up in chain:
+                loop = chain[chain.index(up):] + [up]
+                raise E(f"{where}: line {switches[loop[1]].line}: switches form a cycle: "
                         f"{' → '.join(loop)} (each a child of the next)")
-            chain.append(s)
-            s = parent.get(s)
-        done.update(chain)
+            elif up not in done:
+                chain.append(up)
+                todo.append(iter(parents.get(up, ())))
+
+
+def _levels(tree: Tree) -> dict[str, int]:
+    """Each switch's level: 0 for a switch with nodes (or nothing below), else one more than its
+    highest child switch."""
+    level: dict[str, int] = {}
+
+    def of(s: str) -> int:
+        if s not in level:
+            # Iterative, children first: a deep chain of switches must not exhaust the stack.
+            stack = [s]
+            while stack:
+                top = stack[-1]
+                below = [c for c in tree.switches[top].switches if c not in level]
+                if below:
+                    stack += below
+                    continue
+                stack.pop()
+                level[top] = 1 + max((level[c] for c in tree.switches[top].switches), default=-1)
+        return level[s]
+
+    for s in tree.switches:
+        of(s)
+    return level
+
+
+def up_down_tables(tree: Tree) -> dict[str, dict[str, str]]:
+    """Forwarding tables by destination node for a topology whose switches may have several
+    parents: up/down routing, the choice among equal parents (or children) by D-mod-k.
+
+    A route to node ``d`` (the ``i``-th node of the file) on leaf switch ``L`` goes up until it
+    reaches a switch above ``L`` (an *ancestor*), then down to ``L``: each switch that is an
+    ancestor of ``L`` sends down through a child on a shortest way down, any other switch up
+    through a parent on a shortest up-then-down way. Where several parents (or children) qualify,
+    in the order the file lists them, a switch of level ``h`` (leaf switches are level 0) takes
+    number ``⌊i / (w_0 · … · w_{h-1})⌋ mod (how many qualify)``, ``w_j`` being the most parents
+    a switch of level ``j`` has: D-mod-k as OpenSM's fat-tree routing and the XGFT papers give
+    it, which spreads the destinations evenly over the up links of a regular fat tree. A switch
+    with no way up to an ancestor of ``L`` (under another root) has no entry: the pair has no
+    route.
+    """
+    level = _levels(tree)
+    widths: dict[int, int] = {}
+    for s, ups in tree.parents.items():
+        widths[level[s]] = max(widths.get(level[s], 1), len(ups))
+    divisor = [1]
+    for h in range(1, max(level.values(), default=0) + 1):
+        divisor.append(divisor[-1] * widths.get(h - 1, 1))
+    children = {s: line.switches for s, line in tree.switches.items()}
+    # Parents before children, for the up-then-down distances.
+    order = sorted(tree.switches, key=lambda s: -level[s])
+    table: dict[str, dict[str, str]] = {s: {} for s in tree.switches}
+    by_leaf: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+    for i, (node, leaf) in enumerate(tree.leaf_of.items()):
+        if leaf not in by_leaf:
+            by_leaf[leaf] = _distances(tree, leaf, order)
+        down, updown = by_leaf[leaf]
+        for s, dist in updown.items():
+            if s == leaf:
+                continue  # the direct link to the node
+            if s in down:
+                options = [c for c in children[s] if down.get(c) == dist - 1]
+            else:
+                options = [p for p in tree.parents.get(s, ()) if updown.get(p) == dist - 1]
+            table[s][node] = options[(i // divisor[level[s]]) % len(options)]
+    return {s: row for s, row in table.items() if row}
+
+
+def _distances(tree: Tree, leaf: str, order: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Hops down to ``leaf`` from each of its ancestors (and itself), and hops up then down to
+    it from every switch that has such a way."""
+    down = {leaf: 0}
+    queue = [leaf]
+    for s in queue:  # breadth first up the parents
+        for p in tree.parents.get(s, ()):
+            if p not in down:
+                down[p] = down[s] + 1
+                queue.append(p)
+    updown = dict(down)
+    for s in order:
+        if s not in down:
+            ups = [updown[p] for p in tree.parents.get(s, ()) if p in updown]
+            if ups:
+                updown[s] = 1 + min(ups)
+    return down, updown
 
 
 # -- rates ---------------------------------------------------------------------------------------------
@@ -510,8 +631,34 @@ def network_from_topology_conf(
     combined = _combine(options, file)
     _check_rate_names(tree, combined)
     nodes, links = _nodes_and_links(tree, combined, where)
-    return Network(nodes, links, ShortestPath(), name=name or Path(where).stem or "slurm",
+    _note_separate_fabrics(tree, where)
+    routing = Forwarding(up_down_tables(tree)) if tree.several_parents else ShortestPath()
+    return Network(nodes, links, routing, name=name or Path(where).stem or "slurm",
                    description=f"Slurm topology.conf {where}")
+
+
+def _note_separate_fabrics(tree: Tree, where: str) -> None:
+    """A note when the switches form separate fabrics, whose nodes cannot reach each other."""
+    group = {s: s for s in tree.switches}
+
+    def find(s: str) -> str:
+        while group[s] != s:
+            group[s] = group[group[s]]
+            s = group[s]
+        return s
+
+    for child, ups in tree.parents.items():
+        for p in ups:
+            group[find(child)] = find(p)
+    fabrics: dict[str, list[str]] = {}
+    for r in tree.roots:
+        fabrics.setdefault(find(r), []).append(r)
+    if len(fabrics) > 1:
+        named = "; ".join(", ".join(f"{r} (line {tree.switches[r].line})" for r in roots)
+                          for roots in fabrics.values())
+        log.warning(f"{where}: the switches form {len(fabrics)} separate fabrics, with roots {named}: as for "
+                    "Slurm (\"no switch can reach all nodes through its descendants\"), nodes under different ones "
+                    "cannot reach each other and their pairs have no route")
 
 
 def _nodes_and_links(tree: Tree, rates: Rates, where: str) -> tuple[list[Node], list[Link]]:
