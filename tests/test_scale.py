@@ -208,6 +208,37 @@ def mixed_networks(draw) -> Network:
     return Network(order, links, ShortestPath(), shared, name="mixed")
 
 
+def bfs_tables(net: Network, choose) -> dict[str, dict[str, str]]:
+    """For every receiving host, a tree of shortest paths towards it through switches, each
+    node's next hop one of its neighbours one hop closer, as ``choose`` picks from them (in name
+    order): the tables a subnet manager would fill."""
+    table: dict[str, dict[str, str]] = {}
+    for d in net.receivers():
+        dist = {d: 0}
+        queue = deque([d])
+        while queue:
+            v = queue.popleft()
+            for u in net.in_neighbours(v):
+                if u not in dist and net.is_switch(u):
+                    dist[u] = dist[v] + 1
+                    queue.append(u)
+        for v in dist:
+            if v != d:
+                table.setdefault(v, {})[d] = choose(sorted(w for w in net.out_neighbours(v)
+                                                          if dist.get(w) == dist[v] - 1))
+    return table
+
+
+@st.composite
+def forwarding_networks(draw) -> Network:
+    """Random networks routed by forwarding tables by destination host, from a random tree of
+    shortest paths towards each host (the array way of composing routes)."""
+    shortest = draw(networks(max_switches=5, max_hosts=8))
+    table = bfs_tables(shortest, lambda closer: draw(st.sampled_from(closer)))
+    return Network(list(shortest.nodes.values()), list(shortest.links.values()), Forwarding(table),
+                   shortest.shared_duplex, name="forwarding")
+
+
 @st.composite
 def uneven_traffics(draw, net: Network) -> Traffic:
     pairs = [(s, d) for s in net.senders() for d in net.receivers()]
@@ -237,6 +268,38 @@ def test_bounds_equal_the_sum_per_transfer(data, net):
     assert compute_bound(net, traffic) == reference_bound(net, traffic)
     columns = Traffic.from_arrays(traffic.host_table, traffic.src_index, traffic.dst_index, traffic.sizes)
     assert columns == traffic and compute_bound(net, columns) == reference_bound(net, traffic)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.one_of(networks(max_switches=5, max_hosts=8), mixed_networks(), forwarding_networks()))
+def test_bounds_transfer_by_transfer_in_integers_equal_the_sum_per_transfer(data, net):
+    # The way of counting that traffics of many distinct sizes take, forced on small ones.
+    from liquidsched import bounds
+
+    traffic = data.draw(uneven_traffics(net))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bounds, "MANY_SIZES", 0)
+        assert bounds._many_sizes(traffic) == (traffic.uniform_size is None)
+        assert compute_bound(net, traffic) == reference_bound(net, traffic)
+
+
+def test_many_uneven_transfers_are_bounded_as_their_classes_are():
+    # 128 hosts of a 2:1 D-mod-k fat tree, 30,000 transfers of sizes from 1 B to 10 MB: the
+    # integer way and the way by classes (Fractions) agree to the bit.
+    from liquidsched import bounds
+
+    net = build_topology("fat-tree:k=8,oversubscription=2")
+    rng = np.random.default_rng(5)
+    n = 30_000
+    src = rng.integers(0, 128, n)
+    dst = (src + rng.integers(1, 128, n)) % 128
+    traffic = Traffic.from_arrays(net.hosts(), src, dst, rng.integers(1, 10**7, n))
+    assert bounds._many_sizes(traffic)
+    fast = compute_bound(net, traffic)
+    used, counts, bytes_on, frame_time = bounds._per_class_sums(net, traffic)
+    assert fast.frame_bound_time_s == frame_time
+    assert fast.counts == {net.resources[r]: counts[r] for r in used}
+    assert fast.loads_s == {net.resources[r]: Fraction(bytes_on[r]) / net.resource_capacity_exact(r) for r in used}
 
 
 def test_self_transfer_over_a_shared_duplex_host_cable_counts_once():

@@ -17,6 +17,7 @@ equal and every slot count is 1, Λ is also given as a whole number of transfers
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -199,12 +200,11 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
     >>> b.frame_lower_bound, b.duration_s, b.frame_bound_time_s
     (7, Fraction(14, 25), Fraction(14, 25))
     """
-    usage = resource_usage(net, traffic)
-    rate_values, _ = net.slot_rate_ranks()
-    used = sorted(usage)
-    counts = {r: sum(usage[r].values()) for r in used}
-    loads = {r: Fraction(sum(size * n for (size, _), n in usage[r].items())) / net.resource_capacity_exact(r)
-             for r in used}
+    per_resource = _per_transfer_sums(net, traffic) if _many_sizes(traffic) else None
+    if per_resource is None:
+        per_resource = _per_class_sums(net, traffic)
+    used, counts, bytes_on, frame_time = per_resource
+    loads = {r: Fraction(bytes_on[r]) / net.resource_capacity_exact(r) for r in used}
     duration = max(loads.values())
     slots = net.resource_slots
     uniform = (traffic.uniform_size is not None
@@ -212,15 +212,6 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
                and all(slots[r] == 1 for r in used))
     frames_needed = {r: -(-counts[r] // slots[r]) for r in used}
     frame_bound = max(frames_needed.values())
-    time_of: dict[tuple[int, int], Fraction] = {}
-    frame_time = Fraction(0)
-    for r in used:
-        durations: Counter[Fraction] = Counter()
-        for key, n in usage[r].items():
-            if key not in time_of:
-                time_of[key] = Fraction(key[0]) / rate_values[key[1]]
-            durations[time_of[key]] += n
-        frame_time = max(frame_time, counted_frame_time_bound(durations, slots[r]))
     total = traffic.total_bytes
     return Bound(
         transfers=len(traffic),
@@ -236,6 +227,140 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
         frame_bottlenecks=[net.resources[r] for r in used if frames_needed[r] == frame_bound],
         frame_bound_time_s=frame_time,
     )
+
+
+#: Traffics with more distinct sizes than this are bounded transfer by transfer in integers
+#: (:func:`_per_transfer_sums`) rather than counted by (size, slot rate) classes.
+MANY_SIZES = 256
+
+PerResource = tuple[list[int], dict[int, int], dict[int, int], Fraction]
+
+
+def _many_sizes(traffic: Traffic) -> bool:
+    """Whether the traffic has more distinct sizes than counting by classes suits (judged on
+    its first transfers, which is enough to choose a way of counting: both are exact)."""
+    if traffic.uniform_size is not None:
+        return False
+    return len(np.unique(np.asarray(traffic.sizes[:max(4096, 16 * MANY_SIZES)]))) > MANY_SIZES
+
+
+def _per_class_sums(net: Network, traffic: Traffic) -> PerResource:
+    """Per used resource: transfers, bytes and the frame time bound, counted by (size, slot
+    rate) classes (:func:`resource_usage`), exact."""
+    usage = resource_usage(net, traffic)
+    rate_values, _ = net.slot_rate_ranks()
+    used = sorted(usage)
+    counts = {r: sum(usage[r].values()) for r in used}
+    bytes_on = {r: sum(size * n for (size, _), n in usage[r].items()) for r in used}
+    time_of: dict[tuple[int, int], Fraction] = {}
+    frame_time = Fraction(0)
+    slots = net.resource_slots
+    for r in used:
+        durations: Counter[Fraction] = Counter()
+        for key, n in usage[r].items():
+            if key not in time_of:
+                time_of[key] = Fraction(key[0]) / rate_values[key[1]]
+            durations[time_of[key]] += n
+        frame_time = max(frame_time, counted_frame_time_bound(durations, slots[r]))
+    return used, counts, bytes_on, frame_time
+
+
+def _per_transfer_sums(net: Network, traffic: Traffic) -> PerResource | None:
+    """Per used resource: transfers, bytes and the frame time bound, from every (resource,
+    transfer) incidence at once, in 64-bit integers: a transfer's time in its slots is its size
+    times the inverse of its slot rate scaled to a common denominator ``B``, so that sorting a
+    resource's transfers by time and adding every ``slots``-th is exact. None when a sum could
+    pass 2^63 (the counting by classes then does it with unbounded integers)."""
+    traffic.check(net)
+    sizes = np.asarray(traffic.sizes)
+    if sizes.dtype == object:
+        return None
+    resource, transfer, slowest = _incidence(net, traffic)
+    sizes = sizes.astype(np.int64)
+    rate_values, _ = net.slot_rate_ranks()
+    inverse = [1 / v for v in rate_values]
+    scale = math.lcm(*(q.denominator for q in inverse))
+    weight = [q * scale for q in inverse]
+    if scale >= 2**63 or any(w >= 2**62 for w in weight):
+        return None
+    biggest = int(sizes.max())
+    per_resource_limit = 2**63 // max(1, len(traffic))
+    if biggest * int(max(weight)) >= per_resource_limit or traffic.total_bytes >= 2**63:
+        return None
+    time = sizes[transfer] * np.array([int(w) for w in weight], dtype=np.int64)[slowest[transfer]]
+    n_resources = len(net.resources)
+    counts = np.bincount(resource, minlength=n_resources)
+    bytes_on = _integer_sums(resource, sizes[transfer], n_resources, traffic.total_bytes)
+    # A resource's transfers from the longest, ties in any order (equal times add up alike):
+    # one sort of one key where resource and time fit in 64 bits together.
+    span = int(time.max()) + 1
+    if n_resources * span < 2**63:
+        order = np.argsort(resource * span + (span - 1 - time))
+    else:
+        order = np.lexsort((-time, resource))
+    by_resource, longest_first = resource[order], time[order]
+    starts = np.searchsorted(by_resource, np.arange(n_resources))
+    position = np.arange(len(order)) - starts[by_resource]
+    slots = np.array(net.resource_slots, dtype=np.int64)
+    counted = position % slots[by_resource] == 0
+    frame_units = _integer_sums(by_resource[counted], longest_first[counted], n_resources,
+                                biggest * int(max(weight)) * len(traffic))
+    used = np.flatnonzero(counts).tolist()
+    frame_time = Fraction(int(frame_units.max()), scale)
+    return (used, {r: int(counts[r]) for r in used}, {r: int(bytes_on[r]) for r in used}, frame_time)
+
+
+def _integer_sums(keys: np.ndarray, values: np.ndarray, length: int, most: int) -> np.ndarray:
+    """The sum of ``values`` by key, exactly: summed as floats where no sum can pass 2^53
+    (``most`` bounds them; every partial sum is then a whole number a float holds), else in
+    64-bit integers."""
+    if most < 2**53:
+        return np.rint(np.bincount(keys, values.astype(np.float64), minlength=length)).astype(np.int64)
+    sums = np.zeros(length, dtype=np.int64)
+    np.add.at(sums, keys, values)
+    return sums
+
+
+def _incidence(net: Network, traffic: Traffic) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every resource each transfer crosses, once, as two columns (resource, transfer):
+    composed routes from the route table's arrays, the others from the network pair by pair;
+    and each transfer's slowest slot rate, as its rank in ``net.slot_rate_ranks()``."""
+    table = net.route_table()
+    on_net = traffic.network_hosts(net)
+    src, dst = on_net[traffic.src_index], on_net[traffic.dst_index]
+    up_switch, down_target = table.up_switch[src], table.down_target[dst]
+    composed = (up_switch >= 0) & (down_target >= 0)
+    pair = np.where(composed, np.maximum(up_switch, 0) * len(table.targets) + np.maximum(down_target, 0), 0)
+    if len(table.pair_known):
+        composed &= table.pair_known[pair]
+    else:
+        composed[:] = False
+    mine = np.flatnonzero(composed)
+    up, down = table.up_resource[src[mine]], table.down_resource[dst[mine]]
+    # A host's transfer to itself over a shared-duplex cable crosses that resource once.
+    twice = down == up
+    pairs = pair[mine]
+    lengths = table.pair_offsets[pairs + 1] - table.pair_offsets[pairs]
+    # Each pair's resources from its offset on: the offset less where its run starts, plus the run.
+    start = np.repeat(table.pair_offsets[pairs] - (np.cumsum(lengths) - lengths), lengths)
+    position = start + np.arange(int(lengths.sum()))
+    resources = [up, down[~twice], table.pair_resources[position]]
+    transfers = [mine, mine[~twice], np.repeat(mine, lengths)]
+    rate_values, rate_rank = net.slot_rate_ranks()
+    rank = np.array(rate_rank + [len(rate_values)], dtype=np.int64)  # the last: no resource
+    slowest = np.full(len(traffic), len(rate_values), dtype=np.int64)
+    by_pair = _pair_min_rank(table, rank[:-1], len(rate_values)) if len(table.pair_offsets) > 1 else None
+    slowest[mine] = np.minimum(rank[up], rank[down])
+    if by_pair is not None:
+        slowest[mine] = np.minimum(slowest[mine], by_pair[pairs])
+    hosts = traffic.host_table
+    alone = np.flatnonzero(~composed).tolist()
+    if alone:
+        paths = [sorted(net.path_resources(hosts[traffic.src_index[i]], hosts[traffic.dst_index[i]])) for i in alone]
+        resources.append(np.array([r for path in paths for r in path], dtype=np.int64))
+        transfers.append(np.repeat(np.array(alone, dtype=np.int64), [len(path) for path in paths]))
+        slowest[alone] = [min(rate_rank[r] for r in path) for path in paths]
+    return np.concatenate(resources).astype(np.int64), np.concatenate(transfers).astype(np.int64), slowest
 
 
 # -- what crosses each resource, column by column --------------------------------------------------

@@ -171,6 +171,9 @@ class Network:
     ) -> None:
         self.name = name
         self.description = description
+        #: the file or spec the network was read from ("" when built in Python), named in the
+        #: errors of traffics that need a route the description leaves out
+        self.source = ""
         #: Automorphisms of a regular network (:mod:`liquidsched.symmetry`), set by its builder.
         self.symmetry: Any = None
         self.routing: Routing = routing if routing is not None else ShortestPath()

@@ -152,6 +152,21 @@ def no_self_route(host: str) -> RoutingError:
                         "itself would be a local copy, which crosses no link: leave it out)")
 
 
+def check_entries(table: Mapping[str, Mapping[str, str]], node: Callable[[str], str | None],
+                  entry: Callable[[str, str, str], str | None]) -> None:
+    """Check a table ``{node: {destination: next}}``: ``node`` and ``entry`` say what is wrong
+    with a node or an entry (None when nothing is); the first wrong one is raised, named by its
+    place in the table."""
+    for v, row in table.items():
+        wrong = node(v)
+        if wrong:
+            raise RoutingError(f"routing.table.{v}: {wrong}")
+        for d, nxt in row.items():
+            wrong = entry(v, d, nxt)
+            if wrong:
+                raise RoutingError(f"routing.table.{v}.{d}: {wrong}")
+
+
 @dataclass(frozen=True)
 class NextHop:
     """Switch-level next-hop table: ``table[s][t]`` is the next switch from ``s`` towards ``t``."""
@@ -161,17 +176,15 @@ class NextHop:
 
     def check_table(self, net: RoutingGraph) -> None:
         """Every switch the table names exists, and every next hop is a neighbour."""
-        for s, row in self.table.items():
-            if not net.is_switch(s):
-                raise RoutingError(f"routing.table.{s}: unknown switch {s!r}")
-            for t, nxt in row.items():
-                where = f"routing.table.{s}.{t}"
-                if not net.is_switch(t):
-                    raise RoutingError(f"{where}: unknown switch {t!r}")
-                if not net.is_switch(nxt):
-                    raise RoutingError(f"{where}: next hop {nxt!r} is not a switch")
-                if net.link_between(s, nxt) is None:
-                    raise RoutingError(f"{where}: switch {s} has no link to next hop {nxt}")
+
+        def entry(s: str, t: str, nxt: str) -> str | None:
+            if not net.is_switch(t):
+                return f"unknown switch {t!r}"
+            if not net.is_switch(nxt):
+                return f"next hop {nxt!r} is not a switch"
+            return f"switch {s} has no link to next hop {nxt}" if net.link_between(s, nxt) is None else None
+
+        check_entries(self.table, lambda s: None if net.is_switch(s) else f"unknown switch {s!r}", entry)
 
     def route_nodes(self, net: RoutingGraph, src: str, dst: str) -> list[str]:
         first, last = net.home_switch(src), net.home_switch(dst)
@@ -328,17 +341,15 @@ class Forwarding:
                 if not net.has_node(v):
                     raise RoutingError(f"routing.table.{v}: unknown node {v!r}")
             return
-        for v, row in self.table.items():
-            if not net.has_node(v):
-                raise RoutingError(f"routing.table.{v}: unknown node {v!r}")
-            for d, nxt in row.items():
-                where = f"routing.table.{v}.{d}"
-                if not net.is_host(d):
-                    raise RoutingError(f"{where}: destination {d!r} is not a host")
-                if not net.has_node(nxt):
-                    raise RoutingError(f"{where}: unknown next hop {nxt!r}")
-                if net.link_between(v, nxt) is None:
-                    raise RoutingError(f"{where}: {v} has no link to next hop {nxt}")
+
+        def entry(v: str, d: str, nxt: str) -> str | None:
+            if not net.is_host(d):
+                return f"destination {d!r} is not a host"
+            if not net.has_node(nxt):
+                return f"unknown next hop {nxt!r}"
+            return f"{v} has no link to next hop {nxt}" if net.link_between(v, nxt) is None else None
+
+        check_entries(self.table, lambda v: None if net.has_node(v) else f"unknown node {v!r}", entry)
 
     def next_node(self, net: RoutingGraph, v: str, dst: str) -> str:
         """The node after ``v`` on the way to host ``dst``."""

@@ -20,7 +20,7 @@ import numpy as np
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
 from .io.files import read_document
-from .io.traffic_csv import read_transfer_rows
+from .io.traffic_csv import read_transfer_columns
 from .matrices import SPEC_FIELDS as MATRIX_FIELDS
 from .moe import SPEC_FIELDS as MOE_FIELDS
 from .network import Network
@@ -95,7 +95,8 @@ class Traffic:
         if np.ndim(size_bytes) == 0:
             sizes = np.broadcast_to(np.asarray(size_bytes, dtype=_size_dtype([size_bytes])), src.shape)
         else:
-            sizes = _size_column(list(np.asarray(size_bytes).tolist()))
+            given = np.asarray(size_bytes)
+            sizes = _size_column(given if given.dtype.kind in "iu" else list(given.tolist()))
             if sizes.shape != src.shape:
                 raise TrafficError(f"traffic {name}: {len(sizes)} sizes for {len(src)} transfers")
         dtype = _index_dtype(len(hosts))
@@ -255,7 +256,8 @@ class Traffic:
         try:
             net.route(t.src, t.dst)
         except TopologyError as e:
-            raise TrafficError(f"{where} ({t.src}->{t.dst}): {e}") from None
+            source = f"{net.source}: " if net.source else ""
+            raise TrafficError(f"{where} ({t.src}->{t.dst}): {source}{e}") from None
 
     def network_hosts(self, net: Network) -> np.ndarray:
         """Index in ``net.route_table().hosts`` of each host of :attr:`host_table` (-1 when not
@@ -324,7 +326,10 @@ def _size_dtype(sizes: Sequence[Any]) -> type:
     return np.int64 if ok else object
 
 
-def _size_column(sizes: list[Any]) -> np.ndarray:
+def _size_column(sizes: list[Any] | np.ndarray) -> np.ndarray:
+    if isinstance(sizes, np.ndarray) and sizes.dtype.kind in "iu" and sizes.dtype.itemsize <= 8 \
+            and (sizes.dtype.kind == "i" or not len(sizes) or int(sizes.max()) < 2**63):
+        return sizes.astype(np.int64).reshape(len(sizes))
     dtype = _size_dtype(sizes)
     if dtype is object:
         column = np.empty(len(sizes), dtype=object)
@@ -619,14 +624,20 @@ def load_traffic(path: str | os.PathLike, default_size_bytes: int | None = None)
     """Read a traffic: JSON/YAML ``{transfers: [{src, dst, size_bytes}]}``, or CSV either as rows
     with a header naming the columns ``src``, ``dst`` and ``size_bytes`` (in any order) or as a
     matrix whose first row names the receivers and first column the senders (an empty or 0 cell
-    is no transfer; :func:`~liquidsched.io.traffic_csv.read_transfer_rows`).
+    is no transfer; :func:`~liquidsched.io.traffic_csv.read_transfer_columns`).
 
     A JSON/YAML transfer without ``size_bytes`` takes ``default_size_bytes``; without one it is
     refused."""
     p = Path(path)
     if p.suffix.lower() != ".csv":
         return Traffic.from_dict(read_document(p, TrafficError), str(p), default_size_bytes)
-    return Traffic([Transfer(*row) for row in read_transfer_rows(p)], p.stem)
+    src, dst, sizes = read_transfer_columns(p)
+    table: dict[str, int] = {}
+    dtype = np.int64
+    src_index = np.fromiter((table.setdefault(h, len(table)) for h in src), dtype, len(src))
+    dst_index = np.fromiter((table.setdefault(h, len(table)) for h in dst), dtype, len(dst))
+    dtype = _index_dtype(len(table))
+    return Traffic.from_arrays(tuple(table), src_index.astype(dtype), dst_index.astype(dtype), sizes, p.stem)
 
 
 # -- by name -------------------------------------------------------------------------------------

@@ -5,12 +5,17 @@ whose header row names the receivers and first column the senders. The reader gi
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import gc
 import io
 from pathlib import Path
+from typing import Iterator
+
+import numpy as np
 
 from ..errors import TrafficError
-from ..units import parse_size
+from ..units import MAX_SIZE_BYTES, parse_size
 from .files import read_text
 
 #: A transfer as read: sender, receiver, bytes.
@@ -20,9 +25,21 @@ Row = tuple[str, str, int]
 def read_transfer_rows(p: Path) -> list[Row]:
     """The transfers of a CSV traffic file, in file order, refused with the line and column of
     what is wrong."""
+    src, dst, sizes = read_transfer_columns(p)
+    return list(zip(src, dst, sizes.tolist()))
+
+
+def read_transfer_columns(p: Path) -> tuple[list[str], list[str], np.ndarray]:
+    """The transfers of a CSV traffic file as three columns (senders, receivers, sizes), in file
+    order; a file of a million rows takes no object per transfer beyond the names."""
     text = read_text(p, TrafficError)  # a byte-order mark is dropped there
+    # A row is blank when every cell is; its first cell alone says no for most rows. Without
+    # quotes a line's cells are what lies between its commas, as the csv module would read them.
+    lines = text.splitlines() if '"' not in text else None
     try:
-        rows = [r for r in csv.reader(io.StringIO(text)) if any(c.strip() for c in r)]
+        cells = (line.split(",") for line in lines) if lines is not None else csv.reader(io.StringIO(text))
+        with _collector_paused():
+            rows = [r for r in cells if r and (r[0].strip() or any(c.strip() for c in r))]
     except csv.Error as e:
         raise TrafficError(f"{p}: cannot read: {e}") from None
     if not rows:
@@ -31,11 +48,25 @@ def read_transfer_rows(p: Path) -> list[Row]:
     # Rows when the header names the three columns (in any order) or names nothing else; a
     # matrix's header is a corner cell and receivers.
     if _ROW_COLUMNS <= set(header) or set(header) <= _ROW_COLUMNS:
-        return _rows_to_transfers(p, header, rows[1:])
+        return _row_columns(p, header, rows[1:])
     if all(_is_number(c) for c in header):
         raise TrafficError(f"{p}: line 1 is numbers, not host names: a matrix of ranks without names is read as "
                            f"matrix:file={p} (rank i is the i-th host; total=SIZE reads the cells as shares)")
-    return _matrix_to_transfers(p, header, rows[1:])
+    cells = _matrix_to_transfers(p, header, rows[1:])
+    return [r[0] for r in cells], [r[1] for r in cells], np.array([r[2] for r in cells], dtype=np.int64)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused: a million rows are a million lists, none in a cycle,
+    and collecting as they are made would take most of the reading time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _is_number(cell: str) -> bool:
@@ -63,7 +94,7 @@ def _csv_size(p: Path, line: int, column: int, text: str, allow_zero: bool) -> i
         raise TrafficError(f"{p}: line {line}, column {column}: {e}") from None
 
 
-def _rows_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> list[Row]:
+def _row_columns(p: Path, header: list[str], rows: list[list[str]]) -> tuple[list[str], list[str], np.ndarray]:
     """Transfers from rows whose columns the header names (``dst,src,size_bytes`` as well as
     ``src,dst,size_bytes``): each of the three once, nothing else."""
     wanted = ("src", "dst", "size_bytes")
@@ -78,13 +109,27 @@ def _rows_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> lis
         raise TrafficError(f"{p}: line 1: no column {missing[0]!r} in the header "
                            f"(a row file has the columns {','.join(wanted)}, in any order)")
     src, dst, size = (header.index(name) for name in wanted)
-    out = []
     for i, row in enumerate(rows, start=2):
         if len(row) != len(header):
             raise TrafficError(f"{p}: line {i}: expected {len(header)} columns {','.join(header)}, got {len(row)}: "
                                f"{','.join(row)!r}")
-        out.append((row[src].strip(), row[dst].strip(), _csv_size(p, i, size + 1, row[size], False)))
-    return out
+    cells = [row[size] for row in rows]
+    sizes = _plain_sizes(cells)
+    if sizes is None:
+        sizes = np.array([_csv_size(p, i, size + 1, cell, False) for i, cell in enumerate(cells, start=2)],
+                         dtype=np.int64)
+    return [row[src].strip() for row in rows], [row[dst].strip() for row in rows], sizes
+
+
+def _plain_sizes(cells: list[str]) -> np.ndarray | None:
+    """The sizes when every cell is plain digits of a size :func:`parse_size` accepts, read at
+    once; None otherwise (each cell is then read alone, for the error that names it)."""
+    if not all(c.isascii() and c.isdigit() and len(c) <= 16 for c in cells):
+        return None
+    sizes = np.array(cells).astype(np.int64) if cells else np.zeros(0, dtype=np.int64)
+    if len(sizes) and (sizes.min() < 1 or sizes.max() > MAX_SIZE_BYTES):
+        return None
+    return sizes
 
 
 def _matrix_to_transfers(p: Path, header: list[str], rows: list[list[str]]) -> list[Row]:

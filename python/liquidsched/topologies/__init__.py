@@ -188,10 +188,14 @@ def resolve_topology(spec: str | os.PathLike) -> Network:
         from ..io import infiniband, slurm
 
         load = slurm.load_slurm_spec if name == "slurm" else infiniband.load_infiniband_spec
-        return load(text.partition(":")[2])
-    if Path(text).suffix.lower() in (".yaml", ".yml", ".json", ".xml") or Path(text).exists():
-        return load_topology(text)
-    raise TopologyError(f"unknown topology {name!r}: not a built-in ({', '.join(BUILDERS)}) nor a file")
+        net = load(text.partition(":")[2])
+    elif Path(text).suffix.lower() in (".yaml", ".yml", ".json", ".xml") or Path(text).exists():
+        net = load_topology(text)
+    else:
+        raise TopologyError(f"unknown topology {name!r}: not a built-in ({', '.join(BUILDERS)}) nor a file")
+    # Named in the errors of what the file's description leaves out (a pair without a route).
+    net.source = text
+    return net
 
 
 __all__ = ["BUILDERS", "Builder", "build_topology", "resolve_topology", "two_switch", "swiss_t1",
