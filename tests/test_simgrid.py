@@ -8,14 +8,15 @@ import random
 
 import pytest
 
-from liquidsched import RoutingError, TopologyError, build_topology, load_topology, plan, save_topology
+from liquidsched import (TopologyError, build_topology, compute_bound, load_topology, plan,
+                         save_topology)
 from liquidsched.cli import main
-from liquidsched.errors import BackendError
+from liquidsched.errors import BackendError, TrafficError
 from liquidsched.simgrid.platform_file import network_from_platform, parse_bandwidth, parse_latency, platform_xml
 from liquidsched.simulate import simulate
 from liquidsched.simgrid.backend import SIMGRID_POLICIES
 from liquidsched.simgrid import install as simgrid_install
-from liquidsched.traffic import random_matrix
+from liquidsched.traffic import Traffic, Transfer, random_matrix
 
 from .test_topology_files import SMALL
 
@@ -117,7 +118,7 @@ def replace(old: str, new: str) -> str:
     (replace('bandwidth="1Gbps"', 'bandwidth="1Gbit"'), "link 'la': bandwidth: unknown unit 'Gbit'"),
     (replace('<link_ctn id="lb" direction="DOWN"/>', '<link_ctn id="lx"/>'), "route a → b: unknown link 'lx'"),
     (replace('<link_ctn id="lb" direction="DOWN"/>', '<link_ctn id="lb"/>'), "link 'lb' is SPLITDUPLEX"),
-    (replace('<route src="a" dst="c">', '<route src="a" dst="sw">'), "'sw' is not a host"),
+    (replace('<route src="a" dst="c">', '<route src="a" dst="nowhere">'), "'nowhere' is not a host or a router"),
 ])
 def test_bad_platforms_name_the_problem(text, message):
     with pytest.raises(TopologyError, match=message) as info:
@@ -125,10 +126,15 @@ def test_bad_platforms_name_the_problem(text, message):
     assert str(info.value).startswith("lab.xml")
 
 
-def test_a_platform_missing_a_route_between_a_sender_and_a_receiver():
+def test_a_platform_missing_a_route_between_a_sender_and_a_receiver_loads_and_refuses_that_traffic():
     text = replace('<route src="b" dst="c"><link_ctn id="lb" direction="UP"/><link_ctn id="lc"/></route>', "")
-    with pytest.raises(RoutingError, match="^lab.xml: zone 'lab': no route from b to c"):
-        network_from_platform(text, "lab.xml")
+    net = network_from_platform(text, "lab.xml")
+    # b and c have no route either way (the route was symmetrical); every other pair has one.
+    assert set(net.missing_routes) == {("b", "c"), ("c", "b")}
+    assert net.route("a", "c") == ("la_UP", "lc_UP") and net.route("c", "a") == ("lc_DOWN", "la_DOWN")
+    compute_bound(net, Traffic([Transfer("a", "b", 10), Transfer("c", "a", 10)]))
+    with pytest.raises(TrafficError, match=r"^transfers\[1\] \(b->c\): routing.paths: no path from b to c$"):
+        compute_bound(net, Traffic([Transfer("a", "b", 10), Transfer("b", "c", 10)]))
 
 
 # -- agreement with SimGrid ------------------------------------------------------------------------

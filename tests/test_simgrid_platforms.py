@@ -22,13 +22,16 @@ import pytest
 
 from liquidsched import TopologyError, compute_bound, plan
 from liquidsched.cli import main
-from liquidsched.errors import BackendError
+from liquidsched.errors import BackendError, TrafficError
 from liquidsched.simgrid import read_platform
 from liquidsched.simgrid.platform_file import find_loopbacks, network_from_platform, platform_xml
-from liquidsched.simgrid.reading import (PlatformHints, SimgridLink, SimgridPlatform, free_capacity,
-                                             network_from_simgrid)
+from liquidsched.simgrid.examples import sites_platform
+from liquidsched.simgrid.grouped import read_with_simgrid
+from liquidsched.simgrid.reading import PlatformHints, SimgridLink, SimgridPlatform, network_from_simgrid
+from liquidsched.simgrid.values import free_capacity
 from liquidsched.simgrid import backend as simgrid_backend
 from liquidsched.simgrid import install as simgrid_install
+from liquidsched.simgrid import grouped as simgrid_grouped
 from liquidsched.simulate import flows_of, simulate
 from liquidsched.traffic import Traffic, Transfer, all_to_all
 
@@ -50,6 +53,7 @@ PLATFORMS = {
     "dragonfly.xml": r"bob_cluster_link_\d+_loopback",
     "nested.xml": r"__loopback__",
     "fatpipe.xml": r"trunk|hub|__loopback__",
+    "sites.xml": r"__loopback__",
 }
 REFUSED = {
     "vivaldi.xml": "Vivaldi",
@@ -253,6 +257,55 @@ def test_fat_tree_parallel_links_each_get_their_own_way():
     pairs = [(l.src, l.dst) for l in net.links.values()]
     assert len(pairs) == len(set(pairs))
     assert len(net.hosts()) == 16 and any(v is None for v in platform.simgrid_links.values())
+
+
+# -- platforms that route only some host pairs ---------------------------------------------------------
+
+#: partial_routes.xml (version "4", as SimGrid's dogbone.xml) routes each client (C1, C2) to each
+#: server (S1, S2) and back, and no client to the other client, no server to the other server.
+UNROUTED = {("C1", "C2"), ("C2", "C1"), ("S1", "S2"), ("S2", "S1")}
+
+
+@pytest.mark.parametrize("reader", ["simgrid", "liquidsched"])
+def test_a_platform_with_partial_routes_loads_and_refuses_a_traffic_needing_a_missing_one(reader, tmp_path):
+    if reader == "simgrid" and not simgrid_install.simgrid_available():
+        pytest.skip("SimGrid is not installed")
+    path = DATA / "partial_routes.xml"
+    net = read_platform(path, reader=reader).network
+    assert net.hosts() == net.senders() == net.receivers() == ["C1", "C2", "S1", "S2"]
+    assert set(net.missing_routes) == UNROUTED
+    assert [lid.rpartition("_")[0] for lid in net.route("C1", "S2")] == ["C1-R1", "R1-R2", "R2-S2"]
+    if reader == "liquidsched":
+        # The routes to routers name the routers where links end.
+        assert net.switches() == ["R1", "R2"] and net.routing.paths[("C1", "S2")] == ("C1", "R1", "R2", "S2")
+    # A traffic over routed pairs is planned; one that needs a missing route is refused naming it.
+    clients_to_servers = Traffic([Transfer(c, s, 1_000_000) for c in ("C1", "C2") for s in ("S1", "S2")])
+    bound = compute_bound(net, clients_to_servers)
+    # Four transfers of 1 MB over the 20 MB/s link R1-R2, two over each 10 MB/s link: 200 ms.
+    assert bound.duration_s == Fraction(1, 5) and len(bound.bottlenecks) == 5
+    with pytest.raises(TrafficError, match=r"^transfers\[1\] \(S1->S2\): routing.paths: no path from S1 to S2$"):
+        compute_bound(net, Traffic([Transfer("C1", "S1", 1), Transfer("S1", "S2", 1)]))
+    # Exported, the platform routes the same pairs, and reads back as the same network.
+    back = tmp_path / "partial.xml"
+    back.write_text(platform_xml(net), encoding="utf-8")
+    again = read_platform(back, reader=reader).network
+    assert set(again.missing_routes) == UNROUTED
+    assert all(again.route(s, d) == net.route(s, d) for s in net.hosts() for d in net.hosts() if (s, d) not in UNROUTED)
+
+
+@needs_simgrid
+def test_partial_routes_cross_the_links_simgrid_reports():
+    platform, view = read("partial_routes.xml"), simgrid_view("partial_routes.xml")
+    net = platform.network
+    for s in net.hosts():
+        for d in net.hosts():
+            theirs, latency = view["routes"][f"{s} {d}"]
+            if (s, d) in UNROUTED:
+                assert theirs == [] and (s, d) in net.missing_routes
+                continue
+            ours = [platform.simgrid_links[lid] for lid in net.route(s, d) if platform.simgrid_links[lid]]
+            assert set(ours) == set(theirs), (s, d)
+            assert sum(net.links[lid].latency_s for lid in net.route(s, d)) == pytest.approx(latency, rel=1e-12)
 
 
 # -- exported and read back ----------------------------------------------------------------------------
@@ -482,7 +535,6 @@ def test_a_split_duplex_cable_and_a_shared_cable_lay_out_as_a_star():
 
 @pytest.mark.parametrize("change, message", [
     (lambda links, routes: links.update(lb=(20.0, "NONLINEAR")), "sharing policy NONLINEAR"),
-    (lambda links, routes: routes.update({("a", "b"): []}), "no route between these hosts"),
     (lambda links, routes: routes.update({("a", "b"): ["la_UP", "lb", "lb"]}), "crosses a link twice"),
 ])
 def test_what_simgrid_answers_but_liquidsched_cannot_model(change, message):
@@ -497,6 +549,18 @@ def test_what_simgrid_answers_but_liquidsched_cannot_model(change, message):
     with pytest.raises(TopologyError, match=message) as info:
         made_up(hosts, links, routes)
     assert str(info.value).startswith("made-up.xml: ") and "\n" not in str(info.value)
+
+
+def test_a_pair_simgrid_does_not_route_is_a_missing_route_of_the_network():
+    hosts = ["a", "b", "c"]
+    links = {"la": (10.0, "SHARED"), "lb": (20.0, "SHARED"), "lc": (20.0, "SHARED"), "__loopback__": (1e4, "FATPIPE")}
+    routes = {(s, d): [f"l{s}", f"l{d}"] for s in hosts for d in hosts if s != d}
+    routes |= {(h, h): ["__loopback__"] for h in hosts} | {("a", "b"): [], ("b", "a"): []}
+    net, _ = made_up(hosts, links, routes)
+    assert set(net.missing_routes) == {("a", "b"), ("b", "a")} and net.senders() == net.receivers() == hosts
+    assert net.route("a", "c") == ("la_UP", "lc_DOWN")
+    with pytest.raises(TopologyError, match="no path from b to a"):
+        net.route("b", "a")
 
 
 def test_latency_not_carried_by_links_is_refused():
@@ -554,8 +618,11 @@ def test_own_parser_reads_full_zones_when_asked(monkeypatch):
     up, down = net.route("a", "b")
     assert up == "la_UP" and down.startswith("lb_") and net.links[down].dst == "b"
     assert net.routing.paths[("a", "a")] == ("a", "loopback@a", "a") and len(net.path_resources("a", "a")) == 1
-    with pytest.raises(TopologyError, match="<cluster id='acme'> is not supported"):
-        read_platform(DATA / "cluster_backbone.xml")
+    # Nested zones are SimGrid's reader's, and the refusal says how to get it.
+    with pytest.raises(TopologyError, match=r"sites.xml: zone 'grid': routing 'Floyd' is not supported \(liquidsched's "
+                                            r"own parser reads .*\); SimGrid's reader reads it \(apt-get install "
+                                            r"python3-simgrid\)$"):
+        read_platform(DATA / "sites.xml")
 
 
 def test_without_simgrid_the_own_parser_reads_and_says_so(monkeypatch):
@@ -564,8 +631,268 @@ def test_without_simgrid_the_own_parser_reads_and_says_so(monkeypatch):
     try:
         platform = read_platform(DATA / "full.xml")
         assert platform.read_by == ("read by liquidsched's own parser (SimGrid not found): "
-                                    "Full zones with explicit routes only")
+                                    "Full zones with explicit routes, and lone <cluster> crossbars and backbones")
         with pytest.raises(BackendError, match="apt-get install python3-simgrid"):
             read_platform(DATA / "full.xml", reader="simgrid")
     finally:
         simgrid_install.simgrid_python.cache_clear()
+
+
+# -- clusters: liquidsched's own parser ------------------------------------------------------------------
+
+
+def same_links_and_routes(a, b) -> None:
+    """The same links (id, capacity, latency, slots) and every route over the same link ids."""
+    def links(net):
+        return sorted((l.id, l.capacity_Bps, l.latency_s, l.slots) for l in net.links.values())
+
+    assert a.hosts() == b.hosts() and links(a) == links(b)
+    assert {frozenset(p) for p in a.shared_duplex} == {frozenset(p) for p in b.shared_duplex}
+    assert all(a.route(s, d) == b.route(s, d) for s in a.hosts() for d in a.hosts())
+
+
+@needs_simgrid
+@pytest.mark.parametrize("name", ["cluster_crossbar.xml", "cluster_backbone.xml"])
+def test_own_parser_reads_a_cluster_as_simgrid_reader_does(name):
+    own = read_platform(DATA / name, reader="liquidsched").network
+    same_links_and_routes(own, read(name).network)
+    view = simgrid_view(name)
+    for s in own.hosts():
+        for d in own.hosts():
+            theirs, latency = view["routes"][f"{s} {d}"]
+            assert [lid.removesuffix("_UP").removesuffix("_DOWN") for lid in own.route(s, d)] == \
+                [sg.removesuffix("_UP").removesuffix("_DOWN") for sg in theirs]
+            assert sum(own.links[lid].latency_s for lid in own.route(s, d)) == pytest.approx(latency, rel=1e-12)
+
+
+def test_own_parser_composes_a_crossbar_cluster_and_routes_a_backbone_one_pair_by_pair():
+    crossbar = read_platform(DATA / "cluster_crossbar.xml", reader="liquidsched").network
+    # Every host hangs off the cluster's router: routes are composed, O(hosts).
+    assert crossbar.switches() == ["bob-bob_router"]
+    assert {crossbar.home_switch(h) for h in crossbar.hosts()} == {"bob-bob_router"}
+    backbone = read_platform(DATA / "cluster_backbone.xml", reader="liquidsched").network
+    assert backbone.links["acme_backbone"].capacity_Bps == 250e6 and backbone.links["acme_backbone"].latency_s == 5e-4
+    assert all(backbone.home_switch(h) is None for h in backbone.hosts())
+    bound = compute_bound(backbone, all_to_all(backbone, size_bytes=1_000_000))
+    assert bound.duration_s == Fraction(3, 25) and bound.bottlenecks == ["acme_backbone"]
+
+
+CLUSTER = """<?xml version="1.0"?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <cluster id="c" prefix="n" suffix=".lab" radical="{radical}" speed="1Gf" bw="1GBps" lat="1us"{extra}/>
+  </zone>
+</platform>
+"""
+
+
+def test_own_parser_reads_radicals_and_a_fatpipe_backbone():
+    net = network_from_platform(CLUSTER.format(radical="1-3,7", extra=' bb_bw="2GBps" bb_sharing_policy="FATPIPE"'),
+                                "c.xml")
+    assert net.hosts() == ["n1.lab", "n2.lab", "n3.lab", "n7.lab"]
+    assert net.route("n2.lab", "n7.lab") == ("c_link_2_UP", "c_backbone", "c_link_7_DOWN")
+    # 16 routes cross the FATPIPE backbone: 16 slots of 2 GB/s, never a conflict.
+    assert (net.links["c_backbone"].capacity_Bps, net.links["c_backbone"].slots) == free_capacity(2e9, 16)
+
+
+@pytest.mark.parametrize("name, extra, message", [
+    ("fat_tree.xml", None, "topology FAT_TREE is not read by liquidsched's own parser"),
+    ("torus.xml", None, "topology TORUS is not read by liquidsched's own parser"),
+    ("dragonfly.xml", None, "topology DRAGONFLY is not read by liquidsched's own parser"),
+    ("cluster_shared_fatpipe.xml", None, "is not read by liquidsched's own parser"),
+    (None, ' sharing_policy="SHARED"', "private links of sharing_policy SHARED are not read"),
+    (None, ' loopback_bw="1GBps"', "attribute loopback_bw is not read"),
+    (None, ' bb_bw="1GBps" bb_sharing_policy="SPLITDUPLEX"', "a backbone of bb_sharing_policy SPLITDUPLEX"),
+])
+def test_own_parser_names_the_cluster_styles_it_leaves_to_simgrid(name, extra, message, tmp_path):
+    path = DATA / name if name else tmp_path / "c.xml"
+    if name is None:
+        path.write_text(CLUSTER.format(radical="0-3", extra=extra), encoding="utf-8")
+    with pytest.raises(TopologyError, match=message) as info:
+        read_platform(path, reader="liquidsched")
+    text = str(info.value)
+    assert text.startswith(str(path)) and "\n" not in text and "apt-get install python3-simgrid" in text
+
+
+@pytest.mark.parametrize("name", ["fat_tree.xml", "torus.xml"])
+def test_auto_leaves_a_large_cluster_the_own_parser_cannot_read_to_simgrid(name, tmp_path, monkeypatch):
+    if not simgrid_install.simgrid_available():
+        pytest.skip("SimGrid is not installed")
+    # Counted as large, the lone fat tree or torus is still SimGrid's to read.
+    monkeypatch.setattr("liquidsched.simgrid.read.LARGE_PLATFORM_HOSTS", 2)
+    assert read_platform(DATA / name).read_by.startswith("read by SimGrid")
+
+
+def test_a_radical_too_large_is_refused_by_auto_in_one_line(tmp_path):
+    path = tmp_path / "huge.xml"
+    path.write_text(CLUSTER.format(radical="0-99999999999", extra=""), encoding="utf-8")
+    with pytest.raises(TopologyError, match=r"radical: '0-99999999999' names 100,000,000,000 hosts"):
+        read_platform(path)
+
+
+def test_own_parser_refuses_a_backbone_cluster_too_large_to_route_pair_by_pair():
+    with pytest.raises(TopologyError, match=r"^c.xml: <cluster id='c'>: a cluster with a backbone of 5,000 hosts: .* "
+                                            r"25,000,000 routes pair by pair, which it does for up to 2,048 hosts"):
+        network_from_platform(CLUSTER.format(radical="0-4999", extra=' bb_bw="1GBps"'), "c.xml")
+
+
+@pytest.mark.parametrize("radical, message", [("0-x", "expected numbers and ranges"), ("5-2", "empty or negative"),
+                                              ("0-3,2", "names a host twice"),
+                                              ("0-999999999", "names 1,000,000,000 hosts; liquidsched reads up to "
+                                                              "1,048,576 in a cluster")])
+def test_own_parser_refuses_a_bad_radical_in_one_line(radical, message):
+    with pytest.raises(TopologyError, match=f"^c.xml: <cluster id='c'>: radical: .*{message}"):
+        network_from_platform(CLUSTER.format(radical=radical, extra=""), "c.xml")
+
+
+# -- large platforms, checked against SimGrid on sampled pairs ---------------------------------------
+
+#: Routes of the pairs a JSON file lists, as SimGrid gives them (links, latency).
+QUERY_PAIRS = r"""
+import json, sys
+import simgrid
+engine = simgrid.Engine(["query", "--log=root.thres:critical"])
+engine.load_platform(sys.argv[1])
+pairs = json.load(open(sys.argv[2]))
+hosts = {h.name: h for h in engine.all_hosts}
+answer = []
+def ask():
+    for a, b in pairs:
+        links, latency = hosts[a].route_to(hosts[b])
+        answer.append([[l.name for l in links], latency, [l.bandwidth for l in links]])
+simgrid.Actor.create("ask", engine.all_hosts[0], ask)
+engine.run()
+print(json.dumps(answer))
+"""
+
+
+def simgrid_routes_of(path: Path, pairs: list[tuple[str, str]], folder: Path) -> list:
+    """SimGrid's own route (links, latency) of each pair, asked by a script of this file."""
+    job = folder / "pairs.json"
+    job.write_text(json.dumps(pairs), encoding="utf-8")
+    done = subprocess.run([simgrid_install.simgrid_python(), "-c", QUERY_PAIRS, str(path), str(job)],
+                          capture_output=True, text=True, timeout=600, cwd=folder)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def check_sampled_routes(platform, path: Path, folder: Path, samples: int = 3000, seed: int = 1) -> None:
+    """Routes of ``samples`` random host pairs (and every host to itself among them) cross the
+    SimGrid links SimGrid reports, in its order, with its latency."""
+    import random
+
+    net = platform.network
+    hosts = net.hosts()
+    rng = random.Random(seed)
+    pairs = [(rng.choice(hosts), rng.choice(hosts)) for _ in range(samples)] + [(h, h) for h in hosts[:50]]
+    links = platform.simgrid_links
+    for (s, d), (theirs, latency, bandwidths) in zip(pairs, simgrid_routes_of(path, pairs, folder)):
+        route = net.route(s, d)
+        # The own parser names links as SimGrid does (no link map): each is its SimGrid link.
+        ours = [lid for lid in route if links.get(lid, lid) is not None]
+        assert [links.get(lid, lid) for lid in ours] == theirs, (s, d)
+        # These platforms have no FATPIPE link: each link's capacity is SimGrid's bandwidth.
+        assert [net.links[lid].capacity_Bps for lid in ours] == bandwidths, (s, d)
+        assert sum(net.links[lid].latency_s for lid in route) == pytest.approx(latency, rel=1e-9, abs=1e-15), (s, d)
+
+
+def crossbar_platform(hosts: int) -> str:
+    return CLUSTER.format(radical=f"0-{hosts - 1}", extra="").replace('bw="1GBps"', 'bw="125MBps"')
+
+
+@needs_simgrid
+def test_a_crossbar_cluster_of_65536_hosts_reads_without_simgrid_asking_every_pair(tmp_path):
+    path = tmp_path / "crossbar.xml"
+    path.write_text(crossbar_platform(65_536), encoding="utf-8")
+    platform = read_platform(path)
+    assert platform.read_by.startswith("read by liquidsched's own parser (65,536 hosts in one <cluster>")
+    net = platform.network
+    assert len(net.hosts()) == 65_536 and net.switches() == ["nc_router.lab"]
+    check_sampled_routes(platform, path, tmp_path)
+
+
+@needs_simgrid
+def test_a_crossbar_cluster_read_by_simgrid_by_cluster_routes_as_simgrid(tmp_path):
+    path = tmp_path / "crossbar.xml"
+    path.write_text(crossbar_platform(2_000), encoding="utf-8")
+    platform = read_platform(path, reader="simgrid")
+    assert platform.read_by.startswith("read by SimGrid") and len(platform.network.hosts()) == 2_000
+    check_sampled_routes(platform, path, tmp_path)
+    own = read_platform(path, reader="liquidsched").network
+    pairs = [("n0.lab", "n1999.lab"), ("n7.lab", "n7.lab")]
+    assert all(own.route(s, d) == platform.network.route(s, d) for s, d in pairs)
+
+
+def test_the_sites_data_file_is_what_sites_platform_writes():
+    text = (DATA / "sites.xml").read_text(encoding="utf-8")
+    body = re.sub(r"<!--.*?-->\n", "", text, flags=re.S)
+    assert body == sites_platform([[3, 2], [4], [2, 2, 3]])
+
+
+@needs_simgrid
+def test_reading_by_cluster_gives_the_network_of_reading_pair_by_pair(tmp_path):
+    root = ET.parse(DATA / "sites.xml").getroot()
+    python = simgrid_install.simgrid_python()
+    by_cluster, links, _ = read_with_simgrid(DATA / "sites.xml", root, python, grouped=True)
+    pairwise, _, _ = read_with_simgrid(DATA / "sites.xml", root, python, grouped=False)
+    same_links_and_routes(by_cluster, pairwise)
+    assert sorted(by_cluster.switches()) == sorted(pairwise.switches())
+    # Composed: each host hangs off its cluster's switch, and a next-hop table joins switches.
+    assert all(by_cluster.home_switch(h) is not None for h in by_cluster.hosts())
+    view = simgrid_view("sites.xml")
+    for s in by_cluster.hosts():
+        for d in by_cluster.hosts():
+            assert [links[lid] for lid in by_cluster.route(s, d) if links[lid]] == view["routes"][f"{s} {d}"][0]
+
+
+@needs_simgrid
+def test_a_grid_of_1500_hosts_in_sites_of_clusters_reads_by_cluster_and_routes_as_simgrid(tmp_path):
+    path = tmp_path / "grid.xml"
+    path.write_text(sites_platform([[100, 60, 90, 50], [144, 92], [56, 79, 40], [310, 30], [64, 33, 25, 40],
+                                    [56, 50, 45, 80, 56]]), encoding="utf-8")
+    platform = read_platform(path)
+    assert platform.read_by.startswith("read by SimGrid") and len(platform.network.hosts()) == 1_500
+    check_sampled_routes(platform, path, tmp_path)
+
+
+@needs_simgrid
+@pytest.mark.parametrize("name, message", [
+    ("cluster_backbone.xml", r"host node-0.acme.org does not hang off one switch \(SimGrid's route to itself crosses "
+                             r"acme_link_0_UP, acme_backbone, acme_link_0_DOWN\)"),
+    ("partial_routes.xml", "SimGrid has no route from C1 to C2; reading 4 hosts by cluster needs a route"),
+])
+def test_reading_by_cluster_says_what_it_cannot_compose_in_one_line(name, message):
+    root = ET.parse(DATA / name).getroot()
+    with pytest.raises(TopologyError, match=message) as info:
+        read_with_simgrid(DATA / name, root, simgrid_install.simgrid_python(), grouped=True)
+    assert str(info.value).startswith(str(DATA / name)) and "\n" not in str(info.value)
+
+
+@needs_simgrid
+def test_simgrid_reader_falls_back_to_asking_pair_by_pair_where_clusters_do_not_compose(monkeypatch):
+    # Read by cluster from the first host on: the backbone cluster cannot be composed, so its
+    # routes are asked pair by pair after all, and the reader says why.
+    monkeypatch.setattr(simgrid_grouped, "GROUPED_FROM_HOSTS", 0)
+    platform = read_platform(DATA / "cluster_backbone.xml", reader="simgrid")
+    assert re.fullmatch(r"read by SimGrid 3\.[\d.]+ \(routes asked pair by pair: host node-0\.acme\.org does not hang "
+                        r"off one switch .*\)", platform.read_by)
+    same_links_and_routes(platform.network, read("cluster_backbone.xml").network)
+    assert platform.network.routing.policy == "paths"
+    # The crossbar composes: read by cluster (switch paths from a next-hop table), nothing to say.
+    crossbar = read_platform(DATA / "cluster_crossbar.xml", reader="simgrid")
+    assert re.fullmatch(r"read by SimGrid 3\.[\d.]+", crossbar.read_by)
+    assert crossbar.network.routing.policy == "next-hop"
+    same_links_and_routes(crossbar.network, read("cluster_crossbar.xml").network)
+
+
+@needs_simgrid
+def test_simgrid_reader_refuses_in_one_line_a_large_platform_it_can_read_neither_by_cluster_nor_by_pair(tmp_path):
+    path = tmp_path / "backbone.xml"
+    path.write_text(CLUSTER.format(radical="0-1099", extra=' bb_bw="1GBps"'), encoding="utf-8")
+    with pytest.raises(TopologyError, match=r"host n0.lab does not hang off one switch .*; asking SimGrid every pair's "
+                                            r"route instead \(1,210,000 routes\) is done up to 1,024 hosts$") as info:
+        read_platform(path, reader="simgrid")
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+    # liquidsched's own parser reads it (what `auto` chooses for a lone cluster this large).
+    assert read_platform(path).read_by.startswith("read by liquidsched's own parser (1,100 hosts in one <cluster>")

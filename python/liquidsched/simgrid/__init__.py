@@ -4,7 +4,9 @@
   of one Full zone with explicit routes;
 * :mod:`.reading`, :mod:`.description`, :mod:`.platform_runner`: every common style of platform
   read by SimGrid itself (the runner script runs in the Python that has SimGrid:
-  :mod:`.install`) and turned into liquidsched resources;
+  :mod:`.install`) and turned into liquidsched resources; :mod:`.grouped`: platforms of
+  thousands of hosts, their routes asked by cluster;
+* :mod:`.values`: what both readers read alike (SimGrid's units, the ``slots`` property);
 * :mod:`.read`: which of the two readers reads a file (:func:`read_platform`);
 * :mod:`.backend`, :mod:`.simulation_runner`: SimGrid as an independent reference for the
   fluid model (``simulate --backend simgrid``).
@@ -15,8 +17,9 @@ when such a file is met, so that the topology and schedule modules do not import
 """
 
 from .install import INSTALL_HINT, simgrid_available, simgrid_python
-from .platform_file import (CM02_CONFIG, network_from_platform, parse_bandwidth, parse_latency, platform_xml,
+from .platform_file import (CM02_CONFIG, network_from_platform, platform_xml,
                             save_platform)
+from .values import parse_bandwidth, parse_latency
 from .read import PLATFORM_READERS, READER_VARIABLE, PlatformRead, load_platform, read_platform
 
 __all__ = ["CM02_CONFIG", "INSTALL_HINT", "PLATFORM_READERS", "READER_VARIABLE", "PlatformRead", "load_platform",

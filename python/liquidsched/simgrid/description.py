@@ -2,7 +2,8 @@
 
 :func:`describe_platform` has SimGrid load a platform (the runner
 :mod:`liquidsched.simgrid.platform_runner`, run by the Python that has SimGrid) and returns
-its hosts, links and the route of every ordered host pair; :func:`platform_hints` reads what the
+its hosts, links and the route of every ordered host pair (:func:`describe_grouped`: its routes
+by cluster, for thousands of hosts); :func:`platform_hints` reads what the
 XML itself carries that SimGrid's Python binding does not show (liquidsched's own properties);
 :func:`refuse_unmodelled` refuses what liquidsched cannot model. :mod:`.reading` builds
 the network from them.
@@ -19,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BackendError, TopologyError
-from .platform_file import SHARED, SPLITDUPLEX, _slots_property
+from .platform_file import SHARED, SPLITDUPLEX
+from .values import _slots_property
 
 E = TopologyError
 RUNNER = Path(__file__).with_name("platform_runner.py")
@@ -116,6 +118,78 @@ def _parse_description(doc: dict) -> SimgridPlatform:
     routes = {(hosts[k // n], hosts[k % n]): (tuple(names[i] for i in ids), float(lat))
               for k, (ids, lat) in enumerate(doc["routes"])}
     return SimgridPlatform(str(doc["simgrid_version"]), hosts, links, routes)
+
+
+@dataclass(frozen=True)
+class GroupedPlatform:
+    """A platform as SimGrid loaded it, its routes asked by groups of hosts (the clusters; see
+    :func:`liquidsched.simgrid.platform_runner.describe_grouped`): each host's first link
+    ``up`` and last link ``down``, the middle of the route from a host of each group to a host of
+    each group, each host's route to itself, how many routes were checked against that
+    composition, and ``broken``: None, or the first pair it does not fit (src, dst, SimGrid's
+    links, the composed links)."""
+
+    version: str
+    hosts: tuple[str, ...]
+    links: dict[str, SimgridLink]
+    groups: tuple[tuple[str, ...], ...]
+    up: dict[str, str]
+    down: dict[str, str]
+    middles: dict[tuple[int, int], tuple[str, ...]]
+    self_routes: dict[str, tuple[str, ...]]
+    checked: int
+    broken: tuple[str, str, tuple[str, ...], tuple[str, ...]] | None
+
+
+#: Host pairs drawn at random on which the grouped reading checks its composition of routes.
+GROUPED_SAMPLES = 20_000
+
+
+def describe_grouped(path: str | os.PathLike, python: str, groups: list[list[str]], text: str | None = None,
+                     samples: int = GROUPED_SAMPLES, seed: int = 0, timeout_s: float = 600.0) -> GroupedPlatform:
+    """Load the platform at ``path`` in SimGrid and ask its routes by ``groups`` of hosts (lists of
+    host names; other hosts are groups of one) rather than pair by pair: O(hosts + groups²)
+    questions instead of hosts². See :func:`describe_platform` for ``text`` and the errors."""
+    where = str(path)
+    with tempfile.TemporaryDirectory(prefix="liquidsched-platform-") as folder:
+        job = Path(folder) / "groups.json"
+        job.write_text(json.dumps({"groups": groups, "samples": samples, "seed": seed}), encoding="utf-8")
+        copy = None
+        if text is not None:
+            copy = Path(folder) / (Path(path).name or "platform.xml")
+            copy.write_text(text, encoding="utf-8")
+        try:
+            done = subprocess.run([python, str(RUNNER), os.fspath(copy or path), str(job)], capture_output=True,
+                                  text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise E(f"{where}: SimGrid did not load it within {timeout_s:g} s") from None
+        except OSError as e:
+            raise E(f"{where}: cannot run SimGrid's Python {python}: {e}") from None
+        if done.returncode != 0:
+            message = simgrid_message(done.stderr, done.returncode)
+            raise E(f"{where}: SimGrid cannot load it: {message.replace(str(copy), where) if copy else message}")
+    try:
+        return _parse_grouped(json.loads(done.stdout))
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise BackendError(f"{where}: SimGrid's answer cannot be read ({type(e).__name__}: {e})") from None
+
+
+def _parse_grouped(doc: dict) -> GroupedPlatform:
+    names = [item[0] for item in doc["links"]]
+    links = {name: SimgridLink(name, float(bw), float(lat), policy) for name, bw, lat, policy in doc["links"]}
+    hosts = tuple(doc["hosts"])
+
+    def named(ids) -> tuple[str, ...]:
+        return tuple(names[i] if isinstance(i, int) else str(i) for i in ids)
+
+    broken = doc["broken"]
+    up = {hosts[i]: names[k] for i, k in enumerate(doc["up"]) if k is not None}
+    down = {hosts[i]: names[k] for i, k in enumerate(doc["down"]) if k is not None}
+    return GroupedPlatform(
+        str(doc["simgrid_version"]), hosts, links, tuple(tuple(hosts[i] for i in g) for g in doc["groups"]),
+        up, down, {(a, b): named(m) for a, b, m in doc["middles"]},
+        {hosts[i]: named(r) for i, r in enumerate(doc["self"])}, int(doc["checked"]),
+        None if broken is None else (broken[0], broken[1], named(broken[2]), named(broken[3])))
 
 
 # -- what the file says beyond SimGrid's answer ------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Export: the platform is one zone with ``routing="Full"``: a ``<host>`` per host, a ``<router>``
 per switch, a ``<link>`` per resource and a ``<route>`` (``symmetrical="NO"``) for every
-sender → receiver pair, self routes included. Links map as follows:
+sender → receiver pair that the network routes, self routes included. Links map as follows:
 
 * a shared-duplex pair (both directions on one capacity) is one ``SHARED`` link crossed both ways;
   a route out and back over a pair (a host's route to itself through a neighbour) lists it once,
@@ -29,14 +29,18 @@ Reading (:func:`read_platform`, :func:`load_platform`) has two readers:
   reads, from Full, Floyd and Dijkstra zones to clusters, fat trees, tori, dragonflies and nested
   zones with zone and bypass routes. How each SimGrid construct becomes liquidsched resources is
   in :mod:`liquidsched.simgrid.reading`.
-* **liquidsched's own parser**, kept for machines without SimGrid: one zone with
+* **liquidsched's own parser**, kept for machines without SimGrid (and used for a lone
+  ``<cluster>`` of thousands of hosts): a platform that is one ``<cluster>``, crossbar or with a
+  backbone, laid out as SimGrid lays it (:func:`lone_cluster`; what it does not read is refused
+  naming SimGrid's reader), or one zone with
   ``routing="Full"`` and explicit routes. Link ends are then inferred from the routes (a link's
   tail is where the previous link of a route ends) with the union-find both readers share;
   inferred nodes become switches named ``router-1``, ``router-2``, ...; host roles follow the
   routes; a host's route to itself through one link that no other route crosses is its
   loopback, as for SimGrid (:func:`find_loopbacks`, :func:`loopback_links`), one through a SHARED
   link that other routes cross goes out over it and back, one it does not list goes through its
-  switch.
+  switch. A pair of hosts without a route loads as a missing route of the network; a route to or
+  from a router (a gateway's) carries no host's traffic and only tells where its links end.
 
 ``read_platform`` says which reader read the file (``topology show`` prints it); the environment
 variable ``LIQUIDSCHED_PLATFORM_READER`` (``auto``, ``simgrid`` or ``liquidsched``) forces one.
@@ -56,15 +60,16 @@ Examples
 from __future__ import annotations
 
 import os
-import re
 import xml.etree.ElementTree as ET
+from collections import abc
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from ..errors import RoutingError, TopologyError
+from ..errors import MissingRouteError, TopologyError
 from ..io.output import write_output
 from ..network import HOST, SWITCH, Link, Network, Node
-from ..routing import ExplicitPaths
+from ..routing import ExplicitPaths, ShortestPath
+from .values import _fresh, _role, _slots_property, free_capacity, parse_bandwidth, parse_latency
 
 E = TopologyError
 SHARED, SPLITDUPLEX, FATPIPE = "SHARED", "SPLITDUPLEX", "FATPIPE"
@@ -72,11 +77,6 @@ UP, DOWN, NONE = "UP", "DOWN", "NONE"
 #: The SimGrid configuration under which SimGrid's model is liquidsched's fluid model.
 CM02_CONFIG = {"network/model": "CM02", "network/TCP-gamma": "0", "network/crosstraffic": "0"}
 
-_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-             "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
-_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "m": 60.0, "h": 3600.0, "d": 86400.0,
-         "w": 604800.0}
-_VALUE = re.compile(r"^\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
 # -- export --------------------------------------------------------------------------------------
@@ -94,16 +94,32 @@ def _loopback_pairs(net: Network) -> dict[str, str]:
     through one link that no other route crosses (:func:`find_loopbacks`)."""
     partner = {a: b for a, b in net.shared_duplex} | {b: a for a, b in net.shared_duplex}
     senders, receivers = net.senders(), net.receivers()
+    missing = _unrouted(net)
     out_of: dict[str, str] = {}
     for h in set(senders) & set(receivers):
+        if (h, h) in missing:
+            continue
         route = net.route(h, h)
         if len(route) == 2 and partner.get(route[0]) == route[1]:
             out_of[route[1]] = route[0]
     if not out_of:
         return out_of
-    loops = {h for h in set(senders) & set(receivers) if net.route(h, h)[-1] in out_of}
-    crossed = {lid for s in senders for d in receivers if s != d or s not in loops for lid in net.route(s, d)}
+    loops = {h for h in set(senders) & set(receivers) if (h, h) not in missing and net.route(h, h)[-1] in out_of}
+    crossed = {lid for s in senders for d in receivers if (s != d or s not in loops) and (s, d) not in missing
+               for lid in net.route(s, d)}
     return {back: out for back, out in out_of.items() if back not in crossed and out not in crossed}
+
+
+def _unrouted(net: Network) -> set[tuple[str, str]]:
+    """The sender → receiver pairs that ``net`` does not route (a platform may route only some)."""
+    missing = set()
+    for s in net.senders():
+        for d in net.receivers():
+            try:
+                net.route(s, d)
+            except MissingRouteError:
+                missing.add((s, d))
+    return missing
 
 
 def _simgrid_links(net: Network) -> tuple[list[dict], dict[str, tuple[str, str]]]:
@@ -167,8 +183,12 @@ def platform_xml(net: Network, latencies: bool = True) -> str:
             props["slots"] = str(link.slots)
         for key, value in props.items():
             ET.SubElement(el, "prop", id=key, value=value)
+    missing = _unrouted(net)
     for s in net.senders():
         for d in net.receivers():
+            if (s, d) in missing:
+                # A pair the network does not route is not routed in the platform either.
+                continue
             route = ET.SubElement(zone, "route", src=s, dst=d, symmetrical="NO")
             hops = [carried[lid] for lid in net.route(s, d)]
             for k, (sg_id, direction) in enumerate(hops):
@@ -192,48 +212,12 @@ def save_platform(net: Network, path: str | os.PathLike) -> None:
 # -- import --------------------------------------------------------------------------------------
 
 
-def _parse_with_unit(text: str | None, units: dict[str, float], what: str, where: str) -> float:
-    match = _VALUE.match(text or "")
-    if not match:
-        raise E(f"{where}: expected {what}, got {text!r}")
-    number, unit = float(match.group(1)), match.group(2)
-    if unit not in units:
-        raise E(f"{where}: unknown unit {unit!r} in {text!r} (expected {what})")
-    return number * units[unit]
-
-
-_BANDWIDTH = {p + u: f / (8 if u == "bps" else 1) for p, f in _PREFIXES.items() for u in ("Bps", "bps")}
-_BANDWIDTH[""] = 1.0
-
-
-def parse_bandwidth(text: str | None, where: str = "bandwidth") -> float:
-    """A SimGrid bandwidth in bytes/s (``"125MBps"``, ``"1Gbps"``, ``"1GiBps"``; bare: bytes/s).
-
-    Examples
-    --------
-    >>> parse_bandwidth("1Gbps")
-    125000000.0
-    """
-    return _parse_with_unit(text, _BANDWIDTH, "a bandwidth such as 125MBps or 1Gbps", where)
-
-
-def parse_latency(text: str | None, where: str = "latency") -> float:
-    """A SimGrid duration in seconds (``"50us"``, ``"1.5ms"``; bare: seconds).
-
-    Examples
-    --------
-    >>> parse_latency("1.5ms")
-    0.0015
-    """
-    return _parse_with_unit(text, _TIME | {"": 1.0}, "a duration such as 50us or 1ms", where)
-
-
-def _children(el: ET.Element, where: str, allowed: tuple[str, ...]) -> Iterator[ET.Element]:
+def _children(el: ET.Element, where: str, allowed: tuple[str, ...], hint: str = "") -> Iterator[ET.Element]:
     for child in el:
         if child.tag not in allowed:
             ident = f" id={child.get('id')!r}" if child.get("id") else ""
             raise E(f"{where}: <{child.tag}{ident}> is not supported here (liquidsched reads "
-                    f"{', '.join('<' + a + '>' for a in allowed)})")
+                    f"{', '.join('<' + a + '>' for a in allowed)}){hint}")
         yield child
 
 
@@ -272,17 +256,23 @@ def _build_from_platform(root: ET.Element, where: str) -> Network:
     if root.tag != "platform":
         raise E(f"{where}: expected a <platform> root element, got <{root.tag}>")
     version = root.get("version", "")
-    if not version.startswith("4."):
+    if version != "4" and not version.startswith("4."):
         raise E(f"{where}: platform version {version!r} is not supported (liquidsched reads 4.x)")
-    zones = [c for c in _children(root, where, ("config", "zone", "AS")) if c.tag != "config"]
+    found = lone_cluster(root)
+    if found is not None:
+        cluster, zone = found
+        return _cluster_network(cluster, zone, where)
+    hint = "; " + NEEDS_SIMGRID
+    zones = [c for c in _children(root, where, ("config", "zone", "AS"), hint) if c.tag != "config"]
     if len(zones) != 1:
-        raise E(f"{where}: expected exactly one <zone>, found {len(zones)}")
+        raise E(f"{where}: expected exactly one <zone>, found {len(zones)}{hint}")
     zone = zones[0]
     zwhere = f"{where}: zone {zone.get('id', '')!r}"
     if zone.get("routing") != "Full":
-        raise E(f"{zwhere}: routing {zone.get('routing')!r} is not supported (liquidsched reads routing=\"Full\")")
+        raise E(f"{zwhere}: routing {zone.get('routing')!r} is not supported (liquidsched's own parser reads "
+                f"routing=\"Full\", and a lone <cluster>){hint}")
     elements: dict[str, list[ET.Element]] = {t: [] for t in ("prop", "host", "router", "link", "route")}
-    for child in _children(zone, zwhere, tuple(elements)):
+    for child in _children(zone, zwhere, tuple(elements), hint):
         elements[child.tag].append(child)
     description = next((p.get("value", "") for p in elements["prop"] if p.get("id") == "description"), "")
 
@@ -308,11 +298,167 @@ def _build_from_platform(root: ET.Element, where: str) -> Network:
             raise E(f"{lwhere}: bandwidth must be positive, got {el.get('bandwidth')!r}")
         latency = parse_latency(el.get("latency", "0"), f"{lwhere}: latency")
         links[lid] = {"policy": policy, "capacity": capacity, "latency": latency, "props": _props(el, lwhere)}
-    routes = _read_routes(elements["route"], links, hosts, zwhere)
+    routes = _read_routes(elements["route"], links, hosts, zwhere, set(routers))
     return _assemble(zone.get("id") or "platform", description, hosts, routers, links, routes, zwhere)
 
 
-def _read_routes(elements: list[ET.Element], links: dict, hosts: dict, zwhere: str
+# -- <cluster> -------------------------------------------------------------------------------------
+
+#: The most hosts of a cluster with a backbone, whose routes are found pair by pair (hosts² of them:
+#: 4 million routes, some 15 s and 1 GB, at this size).
+MAX_BACKBONE_HOSTS = 2048
+#: The most hosts liquidsched reads in one cluster.
+MAX_CLUSTER_HOSTS = 2**20
+#: Where liquidsched's own parser sends a platform it cannot read.
+NEEDS_SIMGRID = "SimGrid's reader reads it (apt-get install python3-simgrid)"
+
+
+def lone_cluster(root: ET.Element) -> tuple[ET.Element, ET.Element | None] | None:
+    """The ``<cluster>`` of a platform that is one cluster (alone in the platform, or alone in its
+    one zone beside properties), with that zone; None for any other platform."""
+    tops = [c for c in root if c.tag != "config"]
+    if len(tops) == 1 and tops[0].tag == "cluster":
+        return tops[0], None
+    if len(tops) == 1 and tops[0].tag in ("zone", "AS"):
+        inner = [c for c in tops[0] if c.tag != "prop"]
+        if len(inner) == 1 and inner[0].tag == "cluster":
+            return inner[0], tops[0]
+    return None
+
+
+def cluster_radicals(text: str, where: str) -> list[int]:
+    """The numbers of a cluster's ``radical`` (``"0-65535"``, ``"1-3,7"``), in order.
+
+    Examples
+    --------
+    >>> cluster_radicals("1-3,7", "p.xml")
+    [1, 2, 3, 7]
+    """
+    ranges = []
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        try:
+            first, last = int(low), int(high if dash else low)
+        except ValueError:
+            raise E(f"{where}: radical: expected numbers and ranges such as 0-63 or 1-3,7, got {text!r}") from None
+        if first < 0 or last < first:
+            raise E(f"{where}: radical: range {part.strip()!r} is empty or negative")
+        ranges.append(range(first, last + 1))
+    total = sum(len(r) for r in ranges)
+    if total > MAX_CLUSTER_HOSTS:
+        raise E(f"{where}: radical: {text!r} names {total:,} hosts; liquidsched reads up to {MAX_CLUSTER_HOSTS:,} "
+                "in a cluster")
+    numbers = [k for r in ranges for k in r]
+    if len(set(numbers)) != len(numbers):
+        raise E(f"{where}: radical: {text!r} names a host twice")
+    return numbers
+
+
+def _cluster_network(el: ET.Element, zone: ET.Element | None, where: str) -> Network:
+    """The network of a ``<cluster>`` as SimGrid lays it out (names included, so both readers
+    give the same links and routes): each host's private link, SPLITDUPLEX, is ``ID_link_K_UP``
+    from the host and ``ID_link_K_DOWN`` to it (``K`` its radical); without a backbone (a
+    crossbar) they meet at one switch, the cluster's router, and a route crosses the two private
+    links; with one (``bb_bw``), every route, a host's to itself too, crosses ``ID_backbone``
+    from the router to a second switch. A crossbar's hosts hang off one switch, so its routes
+    are composed (O(hosts), :mod:`liquidsched.routing`); a backbone's cannot be (its hosts send
+    to one switch and receive from another), so its routes are found pair by pair.
+
+    Refused, naming the file and SimGrid's reader: private links that are not SPLITDUPLEX,
+    loopbacks, limiters, and the fat-tree, torus and dragonfly topologies."""
+    cid = _required(el, "id", f"{where}: <cluster>")
+    cwhere = f"{where}: <cluster id={cid!r}>"
+    for child in el:
+        if child.tag != "prop":
+            raise E(f"{cwhere}: <{child.tag}> inside a cluster is not read by liquidsched's own parser; "
+                    + NEEDS_SIMGRID)
+    topology = el.get("topology", "FLAT").upper()
+    if topology != "FLAT":
+        raise E(f"{cwhere}: topology {topology} is not read by liquidsched's own parser; " + NEEDS_SIMGRID)
+    for attr in ("loopback_bw", "loopback_lat", "limiter_link"):
+        if el.get(attr) is not None:
+            raise E(f"{cwhere}: attribute {attr} is not read by liquidsched's own parser; " + NEEDS_SIMGRID)
+    policy = el.get("sharing_policy", SPLITDUPLEX).upper()
+    if policy != SPLITDUPLEX:
+        raise E(f"{cwhere}: private links of sharing_policy {policy} are not read by liquidsched's own parser "
+                "(SPLITDUPLEX, the default, is); " + NEEDS_SIMGRID)
+    prefix, suffix = el.get("prefix", ""), el.get("suffix", "")
+    radicals = cluster_radicals(_required(el, "radical", cwhere), cwhere)
+    bandwidth = parse_bandwidth(_required(el, "bw", cwhere), f"{cwhere}: bw")
+    latency = parse_latency(el.get("lat", "0"), f"{cwhere}: lat")
+    if bandwidth <= 0:
+        raise E(f"{cwhere}: bw must be positive, got {el.get('bw')!r}")
+    hosts = [f"{prefix}{k}{suffix}" for k in radicals]
+    if len(set(hosts)) != len(hosts):
+        raise E(f"{cwhere}: two hosts would have the same name")
+    taken = set(hosts)
+    router = _fresh(el.get("router_id") or f"{prefix}{cid}_router{suffix}", taken)
+    nodes = [Node(h, HOST, origin=f"{cwhere}: host {h!r}") for h in hosts] + [Node(router, SWITCH)]
+    links: list[Link] = []
+    exit_node = router
+    if el.get("bb_bw") is not None:
+        if len(hosts) > MAX_BACKBONE_HOSTS:
+            raise E(f"{cwhere}: a cluster with a backbone of {len(hosts):,} hosts: its hosts send to one switch and "
+                    f"receive from another, so liquidsched finds its {len(hosts) ** 2:,} routes pair by pair, which it "
+                    f"does for up to {MAX_BACKBONE_HOSTS:,} hosts (a crossbar cluster, without bb_bw, has no limit)")
+        exit_node = _fresh(f"{router}:backbone", taken)
+        nodes.append(Node(exit_node, SWITCH))
+        links.append(_backbone_link(el, cid, router, exit_node, len(hosts), cwhere))
+    origin = f"{cwhere}: private link"
+    for k, h in zip(radicals, hosts):
+        links.append(Link(f"{cid}_link_{k}_UP", h, router, bandwidth, latency, origin=origin))
+        links.append(Link(f"{cid}_link_{k}_DOWN", exit_node, h, bandwidth, latency, origin=origin))
+    name = (zone.get("id") if zone is not None else None) or cid
+    description = next((p.get("value", "") for p in (zone if zone is not None else ()) if p.tag == "prop"
+                        and p.get("id") == "description"), "")
+    # A crossbar's hosts hang off one switch: shortest paths compose. Behind a backbone, each
+    # route is the host's link up, the backbone and the link down, listed as asked.
+    routing = ShortestPath() if exit_node == router else ExplicitPaths(_BackbonePaths(hosts, router, exit_node))
+    return Network(nodes, links, routing, name=name, description=description)
+
+
+class _BackbonePaths(abc.Mapping):
+    """The path of every host pair of a cluster with a backbone, made when asked for (hosts²
+    pairs are not stored): the source, the backbone's two ends, the destination."""
+
+    def __init__(self, hosts: list[str], tail: str, head: str) -> None:
+        self.hosts, self.known, self.tail, self.head = hosts, set(hosts), tail, head
+
+    def __getitem__(self, pair: tuple[str, str]) -> tuple[str, ...]:
+        if pair not in self:
+            raise KeyError(pair)
+        return (pair[0], self.tail, self.head, pair[1])
+
+    def __contains__(self, pair: object) -> bool:
+        return isinstance(pair, tuple) and len(pair) == 2 and pair[0] in self.known and pair[1] in self.known
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return ((s, d) for s in self.hosts for d in self.hosts)
+
+    def __len__(self) -> int:
+        return len(self.hosts) ** 2
+
+
+def _backbone_link(el: ET.Element, cid: str, tail: str, head: str, hosts: int, cwhere: str) -> Link:
+    """A cluster's backbone, crossed from ``tail`` to ``head`` by the routes of every host pair:
+    SHARED (the default), one resource of its bandwidth; FATPIPE, a resource that never limits
+    (:func:`liquidsched.simgrid.values.free_capacity`, as SimGrid's reader lays it)."""
+
+    bandwidth = parse_bandwidth(el.get("bb_bw"), f"{cwhere}: bb_bw")
+    if bandwidth <= 0:
+        raise E(f"{cwhere}: bb_bw must be positive, got {el.get('bb_bw')!r}")
+    latency = parse_latency(el.get("bb_lat", "0"), f"{cwhere}: bb_lat")
+    policy = el.get("bb_sharing_policy", SHARED).upper()
+    slots = None
+    if policy == FATPIPE:
+        bandwidth, slots = free_capacity(bandwidth, hosts * hosts)
+    elif policy != SHARED:
+        raise E(f"{cwhere}: a backbone of bb_sharing_policy {policy} is not read by liquidsched's own parser "
+                "(SHARED and FATPIPE are); " + NEEDS_SIMGRID)
+    return Link(f"{cid}_backbone", tail, head, bandwidth, latency, slots, origin=f"{cwhere}: backbone")
+
+
+def _read_routes(elements: list[ET.Element], links: dict, hosts: dict, zwhere: str, routers: set[str] = frozenset()
                  ) -> dict[tuple[str, str], list[tuple[str, str]]]:
     """Every route as its (SimGrid link, direction) list, the reverse of symmetrical ones added."""
     routes: dict[tuple[str, str], list[tuple[str, str]]] = {}
@@ -327,8 +473,8 @@ def _read_routes(elements: list[ET.Element], links: dict, hosts: dict, zwhere: s
         src, dst = _required(el, "src", f"{zwhere}: <route>"), _required(el, "dst", f"{zwhere}: <route>")
         rwhere = f"{zwhere}: route {src} → {dst}"
         for end in (src, dst):
-            if end not in hosts:
-                raise E(f"{rwhere}: {end!r} is not a host of the zone (routes join hosts)")
+            if end not in hosts and end not in routers:
+                raise E(f"{rwhere}: {end!r} is not a host or a router of the zone (routes join them)")
         hops = []
         for ctn in _children(el, rwhere, ("link_ctn",)):
             lid = _required(ctn, "id", f"{rwhere}: <link_ctn>")
@@ -411,20 +557,6 @@ def _walk_routes(ends: _Ends, links: dict, routes: dict) -> tuple[dict, dict]:
     return crossed, used
 
 
-def _refuse_missing_routes(hosts: dict[str, str], routes: dict, zwhere: str) -> None:
-    """Refuse, naming the file, a sender without a route to a receiver: a host that is the
-    source of some route sends, the destination of some route receives (as the SimGrid reader
-    tells roles), and each such pair needs a route of its own (a host's route to itself aside:
-    it goes through its switch)."""
-    senders = {s for s, d in routes if s != d}
-    receivers = {d for s, d in routes if s != d}
-    for s in hosts:
-        for d in hosts:
-            if s != d and s in senders and d in receivers and (s, d) not in routes:
-                raise RoutingError(f"{zwhere}: no route from {s} to {d}; every host that sends needs a route to "
-                                   "every host that receives")
-
-
 def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[str], links: dict,
               routes: dict, zwhere: str) -> Network:
     ends = _Ends(zwhere)
@@ -437,11 +569,15 @@ def _assemble(name: str, description: str, hosts: dict[str, str], routers: list[
                 if props[key] not in hosts and props[key] not in routers:
                     raise E(f"{zwhere}: link {lid!r}: property {key} names an unknown node {props[key]!r}")
                 ends.union((lid, k), props[key], f"link {lid!r}, property {key}")
-    _refuse_missing_routes(hosts, routes, zwhere)
     # By the names SimGrid gives links, so that both readers find the same loopbacks.
+    # A route to or from a router (a gateway's, as SimGrid's dogbone.xml gives) carries no host's
+    # traffic in a Full zone; it only tells where its links end.
+    to_routers = {key: hops for key, hops in routes.items() if key[0] not in hosts or key[1] not in hosts}
+    routes = {key: hops for key, hops in routes.items() if key not in to_routers}
     sg_routes = {key: [_simgrid_name(lid, direction) for lid, direction in hops] for key, hops in routes.items()}
     loopbacks = find_loopbacks(sg_routes, {}, zwhere)
-    crossed, used = _walk_routes(ends, links, _routes_to_walk(routes, loopbacks, zwhere))
+    crossed, used = _walk_routes(ends, links, _routes_to_walk(routes, loopbacks, zwhere) | to_routers)
+    crossed = {key: after for key, after in crossed.items() if key not in to_routers}
 
     names: dict[object, str] = {}
     taken = set(hosts) | set(routers)
@@ -605,16 +741,6 @@ def loopback_links(loopbacks: Mapping[str, str], links: Mapping[str, LoopbackLin
     return out
 
 
-def _fresh(base: str, taken: set[str]) -> str:
-    """``base``, or ``base#2``, ``base#3``... whichever is not taken yet; now taken."""
-    name, k = base, 1
-    while name in taken:
-        k += 1
-        name = f"{base}#{k}"
-    taken.add(name)
-    return name
-
-
 def _simgrid_name(lid: str, direction: str) -> str:
     """The name SimGrid gives link ``lid`` crossed in ``direction``: a SPLITDUPLEX link's
     directions are two links, ``NAME_UP`` and ``NAME_DOWN``."""
@@ -661,20 +787,6 @@ def _routes_to_walk(routes: dict, loopbacks: dict[str, str], zwhere: str) -> dic
             hops = hops * 2
         walked[(src, dst)] = hops
     return walked
-
-
-def _slots_property(props: dict[str, str], where: str) -> int | None:
-    """The ``slots`` property of a link (liquidsched's own), or None."""
-    text = props.get("slots")
-    if text is None:
-        return None
-    if not text.strip().isdigit() or int(text) < 1:
-        raise E(f"{where}: property slots: expected a whole number of at least 1, got {text!r}")
-    return int(text)
-
-
-def _role(sends: bool, receives: bool) -> str:
-    return "both" if sends == receives else ("sender" if sends else "receiver")
 
 
 def _read_text(path: str | os.PathLike) -> str:

@@ -17,6 +17,10 @@ host's route to itself is then ``__loopback__``, the network model's loopback, w
 declares none). A link of policy ``SPLITDUPLEX`` is two links for SimGrid, ``NAME_UP`` and
 ``NAME_DOWN``, each reported on its own (SimGrid gives each direction the ``SHARED`` policy).
 
+Called as ``python3 platform_runner.py PLATFORM.xml JOB.json`` (the job naming groups of hosts,
+the clusters), it asks routes by group instead (:func:`describe_grouped`): O(hosts + groups²)
+questions, for platforms of thousands of hosts.
+
 When SimGrid refuses the file, the script prints ``simgrid-error: MESSAGE`` on its standard
 error and exits with status 3 (SimGrid's fatal errors abort the process instead, after a
 ``[root/CRITICAL]`` line).
@@ -67,16 +71,22 @@ def policy_reader():
         return lambda name: "SHARED" if shared(by_name(name.encode())) else "FATPIPE"
 
 
-def describe(path):
-    """The hosts, links and routes of the platform at ``path``."""
+def loaded(path):
+    """SimGrid's engine with the platform at ``path`` loaded: the engine, each link's sharing
+    policy by name, the links, each link's index by name, and the hosts."""
     import simgrid
 
     engine = simgrid.Engine([sys.argv[0], "--log=root.thres:critical"])
     engine.load_platform(path)
-    policy = policy_reader()
     links = engine.all_links
-    index = {link.name: i for i, link in enumerate(links)}
-    hosts = engine.all_hosts
+    return engine, policy_reader(), links, {link.name: i for i, link in enumerate(links)}, engine.all_hosts
+
+
+def describe(path):
+    """The hosts, links and routes of the platform at ``path``."""
+    import simgrid
+
+    engine, policy, links, index, hosts = loaded(path)
     routes = []
 
     def ask_routes():
@@ -97,12 +107,118 @@ def describe(path):
             "routes": routes}
 
 
+def describe_grouped(path, groups, samples, seed):
+    """The hosts and links of the platform at ``path``, and its routes by groups of hosts
+    (``groups``: lists of host names, a cluster each; other hosts are groups of one), on the
+    hypothesis that the route from a host ``s`` of group ``A`` to another host ``d`` of group
+    ``B`` is ``s``'s first link, a middle that depends on ``A`` and ``B`` only, and ``d``'s last
+    link. Asked: each host's route to and from a host of another group (or of its own), each
+    host's route to itself, and the route of a representative of each ordered pair of groups;
+    the hypothesis is then checked on each host's route to the next group's representative and
+    back, and on ``samples`` host pairs drawn at random (seeded by ``seed``). The answer::
+
+        {"simgrid_version": ..., "hosts": [...], "links": [...],
+         "groups": [[host index, ...], ...],
+         "up": [link index per host], "down": [link index per host],
+         "middles": [[group a, group b, [link indices]], ...],
+         "self": [[link indices] per host],
+         "checked": number of routes checked,
+         "broken": null, or [src, dst, their links, the composed links]: the first pair found
+                   that the hypothesis does not fit (or that has no route)}
+    """
+    import random
+    import simgrid
+
+    engine, policy, links, index, hosts = loaded(path)
+    at = {h.name: i for i, h in enumerate(hosts)}
+    grouped = [[at[name] for name in group if name in at] for group in groups]
+    grouped = [g for g in grouped if g]
+    member = {i for g in grouped for i in g}
+    grouped += [[i] for i in range(len(hosts)) if i not in member]
+    group_of = {i: k for k, g in enumerate(grouped) for i in g}
+    answer = {"simgrid_version": str(simgrid.simgrid_version), "hosts": [h.name for h in hosts],
+              "links": [[l.name, l.bandwidth, l.latency, policy(l.name)] for l in links],
+              "groups": grouped, "up": [], "down": [], "middles": [], "self": [], "checked": 0, "broken": None}
+
+    def route(a, b):
+        found, _ = hosts[a].route_to(hosts[b])
+        return [index[link.name] for link in found]
+
+    def other(i, k):
+        """A host that is not ``i``: of the group after group ``k``, or of group ``k``."""
+        if len(grouped) > 1:
+            return grouped[(k + 1) % len(grouped)][0]
+        g = grouped[k]
+        return g[1] if g[0] == i else g[0]
+
+    def ask():
+        n = len(hosts)
+        if n < 2:
+            return
+        up, down = [None] * n, [None] * n
+        for k, g in enumerate(grouped):
+            for i in g:
+                j = other(i, k)
+                out, back = route(i, j), route(j, i)
+                if not out or not back:
+                    answer["broken"] = [hosts[i].name, hosts[j].name, out, []] if not out else \
+                        [hosts[j].name, hosts[i].name, back, []]
+                    return
+                up[i], down[i] = out[0], back[-1]
+        middles = {}
+        for a, ga in enumerate(grouped):
+            for b, gb in enumerate(grouped):
+                s = ga[0]
+                d = gb[0] if a != b else (gb[1] if len(gb) > 1 else None)
+                if d is None:
+                    continue
+                links_sd = route(s, d)
+                if len(links_sd) < 2 or links_sd[0] != up[s] or links_sd[-1] != down[d]:
+                    answer["broken"] = [hosts[s].name, hosts[d].name, links_sd, [up[s], "...", down[d]]]
+                    return
+                middles[(a, b)] = links_sd[1:-1]
+        answer["up"], answer["down"] = up, down
+        answer["middles"] = [[a, b, m] for (a, b), m in middles.items()]
+        answer["self"] = [route(i, i) for i in range(n)]
+
+        def check(s, d):
+            links_sd = route(s, d)
+            composed = [up[s]] + middles.get((group_of[s], group_of[d]), [None]) + [down[d]]
+            answer["checked"] += 1
+            if links_sd != composed:
+                answer["broken"] = [hosts[s].name, hosts[d].name, links_sd, composed]
+                return False
+            return True
+
+        for k, g in enumerate(grouped):
+            for i in g:
+                j = other(i, k)
+                if not (check(i, j) and check(j, i)):
+                    return
+        rng = random.Random(seed)
+        for _ in range(samples):
+            s, d = rng.randrange(n), rng.randrange(n)
+            if s != d and not check(s, d):
+                return
+
+    simgrid.Actor.create("routes", hosts[0], ask)
+    engine.run()
+    return answer
+
+
 def main():
     # This folder holds liquidsched's io/simgrid.py, which would shadow SimGrid's own module.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
     try:
-        description = describe(sys.argv[1])
+        if len(sys.argv) > 2:
+            # Grouped: python3 platform_runner.py PLATFORM.xml JOB.json, the job holding
+            # {"groups": [[host, ...], ...], "samples": N, "seed": S}.
+            with open(sys.argv[2], encoding="utf-8") as f:
+                job = json.load(f)
+            description = describe_grouped(sys.argv[1], job["groups"], job["samples"], job["seed"])
+        else:
+            description = describe(sys.argv[1])
     except Exception as e:  # SimGrid's parser raises RuntimeError, ValueError, ...
         # One line that the caller passes on: SimGrid's own words, without this script's traceback.
         sys.stderr.write("simgrid-error: " + " ".join(str(e).split()) + "\n")

@@ -6,7 +6,12 @@ every ordered pair of hosts as a list of links. Every zone that SimGrid routes o
 the same way: Full, Floyd, Dijkstra and DijkstraCache zones, ``<cluster>`` with a backbone
 or a crossbar, fat trees, tori, dragonflies, nested zones with ``<zoneRoute>`` and
 ``<bypassRoute>``. The contention model is SimGrid's: each route crosses exactly the links
-SimGrid says, at their bandwidths and latencies.
+SimGrid says, at their bandwidths and latencies. A pair of hosts that SimGrid does not route
+(it gives no link) is a missing route of the network, which loads all the same.
+
+From :data:`~liquidsched.simgrid.grouped.GROUPED_FROM_HOSTS` hosts on, routes are asked *by
+cluster* instead of pair by pair (hosts² questions): see
+:func:`liquidsched.simgrid.grouped.network_from_grouped`.
 
 How SimGrid's links map onto liquidsched's resources:
 
@@ -53,26 +58,21 @@ the network it was written from.
 
 from __future__ import annotations
 
-import os
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Iterable
 
 from ..errors import TopologyError
-from ..network import HOST, MAX_SLOTS, SWITCH, Link, Network, Node
+from ..network import HOST, SWITCH, Link, Network, Node
 from ..routing import ExplicitPaths
 # What SimGrid reports and what the file adds lives in .description; the names readers of
 # this module used are kept here.
-from .description import (PlatformHints, SimgridLink, SimgridPlatform, describe_platform,  # noqa: F401
-                          platform_hints, refuse_unmodelled)
-from .platform_file import (FATPIPE, SHARED, SPLITDUPLEX, LoopbackLink, _Ends, _fresh, _role, find_loopbacks,
-                            loopback_links)
+from .description import (GroupedPlatform, PlatformHints, SimgridLink, SimgridPlatform,  # noqa: F401
+                          describe_grouped, describe_platform, platform_hints, refuse_unmodelled)
+from .platform_file import FATPIPE, SHARED, SPLITDUPLEX, LoopbackLink, _Ends, find_loopbacks, loopback_links
+from .values import MAX_FREE_SLOTS, _fresh, _role, free_capacity  # noqa: F401
 
 E = TopologyError
-#: The most slots liquidsched gives a link that never limits: the largest power of two that
-#: :data:`liquidsched.network.MAX_SLOTS` admits.
-MAX_FREE_SLOTS = 2 ** (MAX_SLOTS.bit_length() - 1)
 #: Which way a route crosses a link: from its end 0 to its end 1, or back.
 FORWARD, BACKWARD = 0, 1
 #: Relative tolerance on a route's latency against the sum of its links' latencies.
@@ -360,20 +360,6 @@ def network_from_simgrid(platform: SimgridPlatform, hints: PlatformHints,
     return _Assembly(platform, hints, where).build()
 
 
-def free_capacity(rate_Bps: float, uses: int) -> tuple[float, int]:
-    """Capacity and slots of a resource that never limits ``uses`` concurrent transfers yet runs
-    each at ``rate_Bps`` at most: ``k`` slots, ``uses`` rounded up to a power of two so that the
-    capacity ``rate_Bps · k`` is exact and the slot rate is ``rate_Bps`` exactly.
-
-    Examples
-    --------
-    >>> free_capacity(1.25e8, 5)
-    (1000000000.0, 8)
-    """
-    slots = min(MAX_FREE_SLOTS, 1 << max(0, uses - 1).bit_length())
-    return rate_Bps * slots, slots
-
-
 def _natural_key(name: str) -> list:
     """Sort key that orders ``n2`` before ``n10``."""
     return [int(part) if k % 2 else part for k, part in enumerate(re.split(r"(\d+)", name))]
@@ -404,15 +390,22 @@ class _Assembly:
         return _role(sends, receives)
 
     def _checked_routes(self) -> dict[tuple[str, str], tuple[str, ...]]:
-        """The links of the route of every sender to every receiver, each route checked."""
+        """The links of the route of every sender to every receiver that SimGrid routes, each
+        route checked. A pair of distinct hosts that SimGrid does not route (it gives no link) is
+        left out: the network then has no path for it, loads all the same, and refuses a traffic
+        that needs it, naming the pair (:attr:`liquidsched.network.Network.missing_routes`)."""
         senders = [h for h in self.hosts if self.roles[h] in ("both", "sender")]
         receivers = [h for h in self.hosts if self.roles[h] in ("both", "receiver")]
         routes = {}
         for s in senders:
             for d in receivers:
                 links, latency = self.platform.routes[(s, d)]
+                if not links and s != d:
+                    continue
                 self._check_route(s, d, links, latency)
                 routes[(s, d)] = links
+        if not any(s != d for s, d in routes) and len(self.hosts) > 1:
+            raise E(f"{self.where}: SimGrid routes no host to another")
         return routes
 
     def _check_route(self, s: str, d: str, links: tuple[str, ...], latency: float) -> None:
@@ -668,14 +661,3 @@ class _Drawing:
         lid = _fresh(f"{tail}>{head}", self.taken_links)
         self.links.append(Link(lid, tail, head, capacity, 0.0, slots, origin=f"{self.where}: junction {lid!r}"))
         self.simgrid[lid] = None
-
-
-def read_with_simgrid(path: str | os.PathLike, root: ET.Element, python: str, text: str | None = None
-                      ) -> tuple[Network, dict[str, str | None], str]:
-    """Read the platform at ``path`` (parsed as ``root``; ``text`` as read, which SimGrid then
-    loads) by SimGrid run with ``python``: the network, each liquidsched link's SimGrid link
-    (None for a junction), SimGrid's version."""
-    where = str(path)
-    platform = describe_platform(path, python, text=text)
-    net, links = network_from_simgrid(platform, platform_hints(root, where), where)
-    return net, links, platform.version
