@@ -392,3 +392,34 @@ def test_the_first_bad_transfer_is_named():
         traffic.check(net)
     with pytest.raises(TrafficError, match=r"transfers\[0\]\.src: host r1 does not send"):
         Traffic.from_arrays(["r1", "t1"], np.array([0]), np.array([1]), 1).check(net)
+
+
+@st.composite
+def backbone_networks(draw) -> Network:
+    """Random networks where some hosts send to one switch and receive from another (a cluster
+    whose backbone joins its switch to the far end), under shortest-path routing."""
+    n_sw = draw(st.integers(2, 5))
+    links: list[Link] = []
+    cables = {(draw(st.integers(0, i - 1)), i) for i in range(1, n_sw)}
+    for a, b in sorted(cables):
+        c = draw(st.sampled_from(CAPACITIES))
+        links += [Link(f"s{a}>s{b}", f"s{a}", f"s{b}", c), Link(f"s{b}>s{a}", f"s{b}", f"s{a}", c)]
+    nodes = [Node(f"s{i}", SWITCH) for i in range(n_sw)]
+    for h in range(draw(st.integers(2, 6))):
+        nodes.append(Node(f"h{h}", HOST))
+        up, down = draw(st.integers(0, n_sw - 1)), draw(st.integers(0, n_sw - 1))
+        links += [Link(f"h{h}>s{up}", f"h{h}", f"s{up}", draw(st.sampled_from(CAPACITIES))),
+                  Link(f"s{down}>h{h}", f"s{down}", f"h{h}", draw(st.sampled_from(CAPACITIES)))]
+    return Network(draw(st.permutations(nodes)), links, ShortestPath(), name="backbone")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), backbone_networks())
+def test_hosts_sending_to_one_switch_and_receiving_from_another_are_composed(data, net):
+    # Every host is composed both ways, whatever its two switches, and routes and bounds are
+    # those of a search per host pair.
+    table = net.route_table()
+    assert (table.up_switch >= 0).all() and (table.down_target >= 0).all()
+    assert_routes_as_reference(net)
+    traffic = data.draw(uneven_traffics(net))
+    assert compute_bound(net, traffic) == reference_bound(net, traffic)

@@ -352,24 +352,36 @@ class Network:
         self._slot_rate_ranks: tuple[list[Fraction], list[int]] | None = None
 
     def _attach_hosts(self) -> None:
-        """Find the hosts whose routes are composed: under a policy that routes between switches,
-        a host on one switch alone, with its link up (down) for routes from (to) it."""
-        #: the one switch of each host that has one, with the host's links up and down to it
-        self._home: dict[str, str] = {}
+        """Find the hosts whose routes are composed: under a policy that routes from switches, a
+        host whose one link up goes to a switch (routes from it), and a host whose one link down
+        comes from a switch (routes to it). The two switches may differ: a cluster's hosts send
+        to its switch and receive from the far end of its backbone."""
+        #: the switch of each host's one link up, and of its one link down, with the links
+        self._home_up: dict[str, str] = {}
+        self._home_down: dict[str, str] = {}
         self._up: dict[str, str] = {}
         self._down: dict[str, str] = {}
         if not composes(self.routing):
             return
         for h in self.hosts():
-            home = self.home_switch(h)
-            if home is None:
-                continue
-            self._home[h] = home
-            up, down = self.link_between(h, home), self.link_between(home, h)
+            up, down = self.switch_up(h), self.switch_down(h)
             if up is not None:
-                self._up[h] = up
+                self._home_up[h] = up
+                self._up[h] = self.link_between(h, up)  # type: ignore[assignment]
             if down is not None:
-                self._down[h] = down
+                self._home_down[h] = down
+                self._down[h] = self.link_between(down, h)  # type: ignore[assignment]
+
+    def switch_up(self, host: str) -> str | None:
+        """The switch a host's one link up goes to, or None (no link up, several, or not to a
+        switch)."""
+        out = self._out[host]
+        return out[0] if len(out) == 1 and self.is_switch(out[0]) else None
+
+    def switch_down(self, host: str) -> str | None:
+        """The switch a host's one link down comes from, or None."""
+        into = self._in[host]
+        return into[0] if len(into) == 1 and self.is_switch(into[0]) else None
 
     def _compute_routes(self) -> None:
         """Compute and check the route of every sender to every receiver: once per switch and
@@ -388,16 +400,15 @@ class Network:
         first_sender: dict[str, str] = {}
         for s in senders:
             if s in self._up:
-                first_sender.setdefault(self._home[s], s)
+                first_sender.setdefault(self._home_up[s], s)
         first_receiver: dict[str, str] = {}
         for d in receivers:
             if d in self._down:
                 first_receiver.setdefault(self._target(d), d)
         failed: dict[tuple[str, str], RoutingError] = {}
         if composes_by_host(self.routing):
-            homes = set(self._home.values())
-            for (first, dst), e in self._compose_by_host([s for s in self.switches() if s in homes],
-                                                         [h for h in self.hosts() if h in self._home]).items():
+            for (first, dst), e in self._compose_by_host(self._home_switches(),
+                                                         [h for h in self.hosts() if h in self._home_down]).items():
                 if first in first_sender and dst in first_receiver:
                     src = first_sender[first]
                     failed[(src, dst)] = type(e)(f"{e} (needed for {src} to {dst})")
@@ -422,10 +433,15 @@ class Network:
         #: (every host pair behind them has none either), with why, in declaration order
         self.missing_routes: dict[tuple[str, str], MissingRouteError] = {p: failed[p] for p in in_order}
 
+    def _home_switches(self) -> list[str]:
+        """The switches hosts' links up go to or links down come from, in declaration order."""
+        homes = set(self._home_up.values()) | set(self._home_down.values())
+        return [s for s in self.switches() if s in homes]
+
     def _target(self, host: str) -> str:
         """What a composed route to ``host`` is found by: its switch, or the host itself where
         the forwarding tables choose by destination host."""
-        return host if composes_by_host(self.routing) else self._home[host]
+        return host if composes_by_host(self.routing) else self._home_down[host]
 
     def _loops_back(self, host: str) -> bool:
         """Whether ``host`` has a switch to send to itself through (else its transfer to itself
@@ -446,7 +462,7 @@ class Network:
         n, m = len(firsts), len(targets)
         cur = np.repeat(np.array([column[f] for f in firsts], dtype=np.int64), m)
         tgt = np.tile(np.array([row[t] for t in targets], dtype=np.int64), n)
-        end = np.tile(np.array([column[self._home[t]] for t in targets], dtype=np.int64), n)
+        end = np.tile(np.array([column[self._home_down[t]] for t in targets], dtype=np.int64), n)
         links = self._forwarding_links(matrix.nodes)
         steps: list[np.ndarray] = []
         done = cur == end
@@ -519,7 +535,7 @@ class Network:
             hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
             up_resource=column(self._up, lambda h: self.link_resource[self._up[h]]),
             down_resource=column(self._down, lambda h: self.link_resource[self._down[h]]),
-            up_switch=column(self._up, lambda h: switch_index[self._home[h]]),
+            up_switch=column(self._up, lambda h: switch_index[self._home_up[h]]),
             down_target=column(self._down, lambda h: target_index[h]),
             switches=firsts, targets=targets, pair_known=done.copy(), pair_offsets=offsets,
             pair_resources=link_resource[pair_links], pair_links=pair_links,
@@ -529,7 +545,7 @@ class Network:
         """Compute and check the paths from each of ``firsts`` to switch ``last``; return the
         error of each that fails."""
 
-        end = self._home[last] if composes_by_host(self.routing) else last
+        end = self._home_down[last] if composes_by_host(self.routing) else last
 
         def add(some: list[str]) -> None:
             for first, nodes in switch_paths_to(self.routing, self, last, some):
@@ -579,7 +595,7 @@ class Network:
         if key in self._routes:
             return self._routes[key]
         if src in self._up and dst in self._down:
-            inner = self._switch_route(self._home[src], self._target(dst), src, dst)
+            inner = self._switch_route(self._home_up[src], self._target(dst), src, dst)
             return (self._up[src],) + inner + (self._down[dst],)
         nodes = self.routing.route_nodes(self, src, dst)
         links = check_route(self, src, dst, nodes)
@@ -596,10 +612,9 @@ class Network:
         import numpy as np  # here only: loading a network (and `topology list`) does without it
 
         hosts = self.hosts()
-        homes = set(self._home.values())
-        switches = [s for s in self.switches() if s in homes]
+        switches = self._home_switches()
         switch_index = {s: i for i, s in enumerate(switches)}
-        targets = [h for h in hosts if h in self._home] if composes_by_host(self.routing) else switches
+        targets = [h for h in hosts if h in self._home_down] if composes_by_host(self.routing) else switches
         target_index = {t: i for i, t in enumerate(targets)}
         link_resource = self.link_resource
 
@@ -629,7 +644,7 @@ class Network:
             hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
             up_resource=column(self._up, lambda h: link_resource[self._up[h]]),
             down_resource=column(self._down, lambda h: link_resource[self._down[h]]),
-            up_switch=column(self._up, lambda h: switch_index[self._home[h]]),
+            up_switch=column(self._up, lambda h: switch_index[self._home_up[h]]),
             down_target=column(self._down, lambda h: target_index[self._target(h)]),
             switches=switches, targets=targets, pair_known=known, pair_offsets=offsets, pair_resources=resources,
         )

@@ -52,6 +52,10 @@ class RoutingGraph(Protocol):
 
     def home_switch(self, host: str) -> str | None: ...
 
+    def switch_up(self, host: str) -> str | None: ...
+
+    def switch_down(self, host: str) -> str | None: ...
+
     def has_node(self, node: str) -> bool: ...
 
     def is_host(self, node: str) -> bool: ...
@@ -187,11 +191,11 @@ class NextHop:
         check_entries(self.table, lambda s: None if net.is_switch(s) else f"unknown switch {s!r}", entry)
 
     def route_nodes(self, net: RoutingGraph, src: str, dst: str) -> list[str]:
-        first, last = net.home_switch(src), net.home_switch(dst)
-        for host, home in ((src, first), (dst, last)):
+        first, last = net.switch_up(src), net.switch_down(dst)
+        for host, home, way in ((src, first, "up to"), (dst, last, "down from")):
             if home is None:
                 raise RoutingError(
-                    f"routing: next-hop routing needs host {host} attached to exactly one switch"
+                    f"routing: next-hop routing needs host {host} to have one link {way} a switch"
                 )
         try:
             return [src] + self._follow(net, first, last) + [dst]
@@ -298,7 +302,7 @@ class Forwarding:
     to host ``d``, as a switch's linear forwarding table gives the port for each destination.
 
     Where ``v`` has no entry for ``d``: the direct link to ``d`` if there is one, else, at a host,
-    its one switch (a host's default route). A host's route to itself goes to its switch and back
+    the switch of its one link up (a host's default route). A host's route to itself goes to its switch and back
     unless the table says otherwise. Routes are composed from the tables when asked for, per
     destination host and first switch (:meth:`switch_paths_to`), so that the route of every host
     on a switch to a destination is walked once.
@@ -358,7 +362,7 @@ class Forwarding:
             return nxt
         if net.link_between(v, dst) is not None:
             return dst
-        home = net.home_switch(v) if net.is_host(v) else None
+        home = net.switch_up(v) if net.is_host(v) else None
         if home is not None:
             return home
         raise MissingRouteError(f"routing.table.{v}.{dst}: no entry and no direct link")
@@ -383,11 +387,11 @@ class Forwarding:
         row = {t: i for i, t in enumerate(targets)}
         table = np.full((len(targets), len(nodes)), NO_ENTRY, dtype=np.int32)
         for v in nodes:
-            home = net.home_switch(v) if net.is_host(v) else None
+            home = net.switch_up(v) if net.is_host(v) else None
             if home is not None and home in column:
                 table[:, column[v]] = column[home]
         for t in targets:
-            home = net.home_switch(t)
+            home = net.switch_down(t)
             if home in column:
                 table[row[t], column[home]] = TO_DESTINATION
         for v, entries in self.table.items():
@@ -401,7 +405,7 @@ class Forwarding:
 
     def route_nodes(self, net: RoutingGraph, src: str, dst: str) -> list[str]:
         if src == dst and self.next_entry(src, dst) is None:
-            home = net.home_switch(src)
+            home = net.switch_up(src)
             if home is None:
                 raise no_self_route(src)
             return [src] + self._follow(net, home, dst, src)
