@@ -181,6 +181,26 @@ def test_traffic_crosses_exactly_the_links_of_its_path():
 
 
 @needs_root
+def test_hosts_that_forward_carry_a_ring_s_traffic_along_its_routes():
+    # Four hosts cabled in a ring, no switch: h0 reaches h2 through h1, which forwards.
+    from liquidsched.io.topology import topology_from_dict
+
+    net = topology_from_dict({"format": "liquidsched-topology", "version": 1, "name": "ring",
+                              "nodes": [{"id": f"h{i}", "forwards": True} for i in range(4)],
+                              "cables": [{"a": f"h{i}", "b": f"h{(i + 1) % 4}", "capacity_Bps": "100Mbit/s"}
+                                         for i in range(4)]})
+    nbytes = 300_000
+    with Emulation(net, PREFIX) as emu:
+        for s, d in [("h0", "h2"), ("h1", "h3"), ("h3", "h0")]:
+            before = link_counters(emu)
+            send_bytes(emu, s, d, nbytes)
+            after = link_counters(emu)
+            sent = {lid: after[lid] - before[lid] for lid in after}
+            assert {lid for lid, n in sent.items() if n >= nbytes} == set(net.route(s, d)), (s, d)
+    assert existing(PREFIX) == []
+
+
+@needs_root
 def test_down_removes_everything_and_a_single_flow_reaches_its_rate():
     net = build_topology("two-switch:capacity_Bps=100Mbit/s")
     emu = plan_emulation(net, PREFIX)

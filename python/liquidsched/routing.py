@@ -313,7 +313,7 @@ class Forwarding:
     >>> cable = lambda a, b: [Link(f"{a}>{b}", a, b, 1e9), Link(f"{b}>{a}", b, a, 1e9)]
     >>> nodes = [Node("a"), Node("b"), Node("s1", "switch"), Node("s2", "switch"), Node("s3", "switch")]
     >>> links = cable("a", "s1") + cable("b", "s2") + cable("s1", "s3") + cable("s3", "s2") + cable("s1", "s2")
-    >>> net = Network(nodes, links, Forwarding({"s1": {"b": "s3"}}))
+    >>> net = Network(nodes, links, Forwarding({"s1": {"b": "s3"}, "s3": {"b": "s2"}, "s2": {"a": "s1"}}))
     >>> net.route("a", "b")
     ('a>s1', 's1>s3', 's3>s2', 's2>b')
     >>> net.route("b", "a")

@@ -153,7 +153,7 @@ def build_commands(plan: EmulationPlan) -> list[tuple[list[str], str | None]]:
         # IPv6 is off so that router solicitations do not show on the link counters.
         settings = {"net/ipv6/conf/all/disable_ipv6": "1", "net/ipv6/conf/default/disable_ipv6": "1",
                     "net/ipv4/conf/all/rp_filter": "0", "net/ipv4/conf/default/rp_filter": "0",
-                    "net/ipv4/ip_forward": "1" if net.is_switch(node) else "0"}
+                    "net/ipv4/ip_forward": "1" if net.forwards(node) else "0"}
         if not net.is_switch(node):
             settings |= host_sysctls(plan, node)
         script = "; ".join(f"echo {shlex.quote(v)} > /proc/sys/{k}" for k, v in settings.items())

@@ -50,8 +50,8 @@ def add_routes(plan: EmulationPlan, cables: dict[frozenset[str], Cable]) -> None
     distances: dict[str, dict[str, int]] = {}
     for s, d in unrouted:
         if d not in distances:
-            # Over cables in either direction, forwarding only through switches.
-            distances[d] = hop_distances(d, neighbours.__getitem__, net.is_switch)
+            # Over cables in either direction, forwarding only through the nodes that forward.
+            distances[d] = hop_distances(d, neighbours.__getitem__, net.forwards)
         dist = distances[d]
         u = s
         while u != d:
