@@ -6,7 +6,8 @@
 The issue "Real machines at their real size" asks for SimGrid's g5k (or a platform of the same
 structure: several sites of clusters joined by a backbone, 1,500 hosts) in at most 10 s, and a
 crossbar ``<cluster>`` of 65,536 hosts in at most 30 s and 4 GB. This script writes both
-platforms (the grid as ``sites_platform``, the structure of tests/data/simgrid/sites.xml), and
+platforms (the grid as ``sites_platform``, the structure of tests/data/simgrid/sites.xml, with
+crossbar clusters and, as ``grid-backbone``, with a backbone in every cluster as in g5k), and
 loads each with :func:`liquidsched.simgrid.read_platform` in a process of its own, with every
 reader that reads it:
 
@@ -40,7 +41,7 @@ from liquidsched.simgrid.examples import sites_platform
 #: Cluster sizes of the grid: six sites of two to five clusters, 1,500 hosts (g5k's are 1,528).
 GRID = [[100, 60, 90, 50], [144, 92], [56, 79, 40], [310, 30], [64, 33, 25, 40], [56, 50, 45, 80, 56]]
 #: The issue's goals: seconds, and GB for the crossbar.
-GOALS = {"grid": (10.0, None), "crossbar": (30.0, 4.0)}
+GOALS = {"grid": (10.0, None), "grid-backbone": (10.0, None), "crossbar": (30.0, 4.0)}
 
 
 def crossbar_platform(hosts: int) -> str:
@@ -81,8 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="simgrid-platforms-") as folder:
         grid, crossbar = Path(folder) / "grid.xml", Path(folder) / "crossbar.xml"
         grid.write_text(sites_platform(GRID), encoding="utf-8")
+        grid_backbone = Path(folder) / "grid-backbone.xml"
+        grid_backbone.write_text(sites_platform(GRID, backbone=True), encoding="utf-8")
         crossbar.write_text(crossbar_platform(65_536), encoding="utf-8")
-        cases = [{"platform": "grid", "path": str(grid), "reader": r} for r in ("auto", "simgrid")]
+        cases = [{"platform": name, "path": str(path), "reader": r}
+                 for name, path in (("grid", grid), ("grid-backbone", grid_backbone)) for r in ("auto", "simgrid")]
         cases += [{"platform": "crossbar", "path": str(crossbar), "reader": r}
                   for r in ("auto", "liquidsched", "simgrid")]
         if args.pairwise:

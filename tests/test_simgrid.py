@@ -1,10 +1,14 @@
-"""SimGrid platform files, and the fluid model against SimGrid's CM02 model on random cases."""
+"""SimGrid platform files, and the fluid model against SimGrid's CM02 model on random cases; the
+layout of SimGrid's answers on platforms made up without SimGrid; liquidsched's own parser of
+Full zones and lone clusters."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -12,13 +16,20 @@ from liquidsched import (TopologyError, build_topology, compute_bound, load_topo
                          save_topology)
 from liquidsched.cli import main
 from liquidsched.errors import BackendError, TrafficError
+from liquidsched.simgrid import read_platform
 from liquidsched.simgrid.platform_file import network_from_platform, parse_bandwidth, parse_latency, platform_xml
+from liquidsched.simgrid.reading import PlatformHints, SimgridLink, SimgridPlatform, network_from_simgrid
+from liquidsched.simgrid.values import free_capacity
 from liquidsched.simulate import simulate
 from liquidsched.simgrid.backend import SIMGRID_POLICIES
 from liquidsched.simgrid import install as simgrid_install
-from liquidsched.traffic import Traffic, Transfer, random_matrix
+from liquidsched.traffic import Traffic, Transfer, all_to_all, random_matrix
 
 from .test_topology_files import SMALL
+
+#: SimGrid platform files of every style (read by tests/test_simgrid_platforms.py, and here by
+#: liquidsched's own parser).
+DATA = Path(__file__).parent / "data" / "simgrid"
 
 needs_simgrid = pytest.mark.skipif(
     not simgrid_install.simgrid_available() and not os.environ.get("CI"),
@@ -269,3 +280,215 @@ def test_fluid_model_agrees_with_simgrid_on_hundreds_of_flows(policy):
     for engine in ("auto", "incremental"):
         ours = core_finish_times(schedule, policy, 0.0, engine)
         assert max(abs(a - b) for a, b in zip(ours, theirs.finish_s)) <= 1e-6 * max(ours), engine
+
+
+# -- the layout, on platforms made up without SimGrid ----------------------------------------------------
+
+
+def made_up(hosts, links, routes, hints=None):
+    """A network from a SimGrid answer written by hand: ``links`` as name -> (bandwidth,
+    policy), ``routes`` as (src, dst) -> link names, latencies zero."""
+    platform = SimgridPlatform(
+        "3.x", tuple(hosts), {n: SimgridLink(n, bw, 0.0, policy) for n, (bw, policy) in links.items()},
+        {pair: (tuple(names), 0.0) for pair, names in routes.items()})
+    return network_from_simgrid(platform, hints or PlatformHints(), "made-up.xml")
+
+
+def star(hosts, private, backbone=None):
+    """Routes of a cluster: private link up, backbone, private link down (a host to itself too)."""
+    routes = {}
+    for s in hosts:
+        for d in hosts:
+            routes[(s, d)] = [private(s, "UP")] + ([backbone] if backbone else []) + [private(d, "DOWN")]
+    return routes
+
+
+def test_shared_private_links_around_a_shared_backbone_keep_one_resource_each():
+    hosts = ["h0", "h1", "h2"]
+    links = {f"p{k}": (100.0, "SHARED") for k in range(3)} | {"bb": (150.0, "SHARED")}
+    routes = star(hosts, lambda h, _: f"p{h[1]}", "bb")
+    for h in hosts:
+        routes[(h, h)] = ["lo"]
+    links["lo"] = (1000.0, "FATPIPE")
+    net, sg = made_up(hosts, links, routes)
+    # Each private link is one resource crossed both ways; the backbone is crossed one way by
+    # every route; junctions join them (no node can be both sides of the backbone).
+    for k in range(3):
+        assert (f"p{k}_UP", f"p{k}_DOWN") in net.shared_duplex
+    assert [sg[lid] for lid in net.route("h0", "h2") if sg[lid]] == ["p0", "bb", "p2"]
+    assert len({net.link_resource[lid] for lid in net.route("h0", "h2")}) == 5
+    assert net.route("h1", "h1") == ("lo@h1_UP", "lo@h1_DOWN")
+
+
+def test_a_split_duplex_cable_and_a_shared_cable_lay_out_as_a_star():
+    hosts = ["a", "b", "c"]
+    links = {"la_UP": (10.0, "SHARED"), "la_DOWN": (10.0, "SHARED"), "lb": (20.0, "SHARED"), "lc": (30.0, "SHARED"),
+             "__loopback__": (1e4, "FATPIPE")}
+    names = {"a": ("la_UP", "la_DOWN"), "b": ("lb", "lb"), "c": ("lc", "lc")}
+    routes = {(s, d): [names[s][0], names[d][1]] for s in hosts for d in hosts if s != d}
+    routes |= {(h, h): ["__loopback__"] for h in hosts}
+    net, sg = made_up(hosts, links, routes)
+    assert len(net.switches()) == 1 + 3  # the hub, and a loopback node per host
+    assert set(sg.values()) == set(links) and None not in sg.values()
+    assert net.route("b", "c") == ("lb_UP", "lc_DOWN")
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda links, routes: links.update(lb=(20.0, "NONLINEAR")), "sharing policy NONLINEAR"),
+    (lambda links, routes: routes.update({("a", "b"): ["la_UP", "lb", "lb"]}), "crosses a link twice"),
+])
+def test_what_simgrid_answers_but_liquidsched_cannot_model(change, message):
+    # Three hosts on one switch; a sends to c and b receives from c, so a → b must have a route.
+    hosts = ["a", "b", "c"]
+    links = {"la_UP": (10.0, "SHARED"), "la_DOWN": (10.0, "SHARED"), "lb": (20.0, "SHARED"),
+             "lc": (20.0, "SHARED"), "__loopback__": (1e4, "FATPIPE")}
+    first, last = {"a": "la_UP", "b": "lb", "c": "lc"}, {"a": "la_DOWN", "b": "lb", "c": "lc"}
+    routes = {(s, d): [first[s], last[d]] for s in hosts for d in hosts if s != d}
+    routes |= {(h, h): ["__loopback__"] for h in hosts}
+    change(links, routes)
+    with pytest.raises(TopologyError, match=message) as info:
+        made_up(hosts, links, routes)
+    assert str(info.value).startswith("made-up.xml: ") and "\n" not in str(info.value)
+
+
+def test_a_pair_simgrid_does_not_route_is_a_missing_route_of_the_network():
+    hosts = ["a", "b", "c"]
+    links = {"la": (10.0, "SHARED"), "lb": (20.0, "SHARED"), "lc": (20.0, "SHARED"), "__loopback__": (1e4, "FATPIPE")}
+    routes = {(s, d): [f"l{s}", f"l{d}"] for s in hosts for d in hosts if s != d}
+    routes |= {(h, h): ["__loopback__"] for h in hosts} | {("a", "b"): [], ("b", "a"): []}
+    net, _ = made_up(hosts, links, routes)
+    assert set(net.missing_routes) == {("a", "b"), ("b", "a")} and net.senders() == net.receivers() == hosts
+    assert net.route("a", "c") == ("la_UP", "lc_DOWN")
+    with pytest.raises(TopologyError, match="no path from b to a"):
+        net.route("b", "a")
+
+
+def test_latency_not_carried_by_links_is_refused():
+    platform = SimgridPlatform("3.x", ("a", "b"), {"l": SimgridLink("l", 10.0, 1e-3, "SHARED"),
+                                                   "lo": SimgridLink("lo", 10.0, 0.0, "FATPIPE")},
+                               {("a", "b"): (("l",), 0.25), ("b", "a"): (("l",), 0.25),
+                                ("a", "a"): (("lo",), 0.0), ("b", "b"): (("lo",), 0.0)})
+    with pytest.raises(TopologyError, match="latency not carried by links"):
+        network_from_simgrid(platform, PlatformHints(), "coords.xml")
+
+
+def test_own_parser_reads_full_zones_when_asked(monkeypatch):
+    monkeypatch.setenv("LIQUIDSCHED_PLATFORM_READER", "liquidsched")
+    platform = read_platform(DATA / "full.xml")
+    assert platform.read_by.startswith("read by liquidsched's own parser (as asked)")
+    net = platform.network
+    up, down = net.route("a", "b")
+    assert up == "la_UP" and down.startswith("lb_") and net.links[down].dst == "b"
+    assert net.routing.paths[("a", "a")] == ("a", "loopback@a", "a") and len(net.path_resources("a", "a")) == 1
+    # Nested zones are SimGrid's reader's, and the refusal says how to get it.
+    with pytest.raises(TopologyError, match=r"sites.xml: zone 'grid': routing 'Floyd' is not supported \(liquidsched's "
+                                            r"own parser reads .*\); SimGrid's reader reads it \(apt-get install "
+                                            r"python3-simgrid\)$"):
+        read_platform(DATA / "sites.xml")
+
+
+def test_without_simgrid_the_own_parser_reads_and_says_so(monkeypatch):
+    monkeypatch.setenv("LIQUIDSCHED_SIMGRID_PYTHON", "/nonexistent/python3")
+    simgrid_install.simgrid_python.cache_clear()
+    try:
+        platform = read_platform(DATA / "full.xml")
+        assert platform.read_by == ("read by liquidsched's own parser (SimGrid not found): "
+                                    "Full zones with explicit routes, and lone <cluster> crossbars and backbones")
+        with pytest.raises(BackendError, match="apt-get install python3-simgrid"):
+            read_platform(DATA / "full.xml", reader="simgrid")
+    finally:
+        simgrid_install.simgrid_python.cache_clear()
+
+
+# -- clusters: liquidsched's own parser ------------------------------------------------------------------
+
+
+def same_links_and_routes(a, b) -> None:
+    """The same links (id, capacity, latency, slots) and every route over the same link ids."""
+    def links(net):
+        return sorted((l.id, l.capacity_Bps, l.latency_s, l.slots) for l in net.links.values())
+
+    assert a.hosts() == b.hosts() and links(a) == links(b)
+    assert {frozenset(p) for p in a.shared_duplex} == {frozenset(p) for p in b.shared_duplex}
+    assert all(a.route(s, d) == b.route(s, d) for s in a.hosts() for d in a.hosts())
+
+
+def test_own_parser_composes_a_crossbar_cluster_and_routes_a_backbone_one_pair_by_pair():
+    crossbar = read_platform(DATA / "cluster_crossbar.xml", reader="liquidsched").network
+    # Every host hangs off the cluster's router: routes are composed, O(hosts).
+    assert crossbar.switches() == ["bob-bob_router"]
+    assert {crossbar.home_switch(h) for h in crossbar.hosts()} == {"bob-bob_router"}
+    backbone = read_platform(DATA / "cluster_backbone.xml", reader="liquidsched").network
+    assert backbone.links["acme_backbone"].capacity_Bps == 250e6 and backbone.links["acme_backbone"].latency_s == 5e-4
+    assert all(backbone.home_switch(h) is None for h in backbone.hosts())
+    bound = compute_bound(backbone, all_to_all(backbone, size_bytes=1_000_000))
+    assert bound.duration_s == Fraction(3, 25) and bound.bottlenecks == ["acme_backbone"]
+
+
+CLUSTER = """<?xml version="1.0"?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <cluster id="c" prefix="n" suffix=".lab" radical="{radical}" speed="1Gf" bw="1GBps" lat="1us"{extra}/>
+  </zone>
+</platform>
+"""
+
+
+def test_own_parser_reads_radicals_and_a_fatpipe_backbone():
+    net = network_from_platform(CLUSTER.format(radical="1-3,7", extra=' bb_bw="2GBps" bb_sharing_policy="FATPIPE"'),
+                                "c.xml")
+    assert net.hosts() == ["n1.lab", "n2.lab", "n3.lab", "n7.lab"]
+    assert net.route("n2.lab", "n7.lab") == ("c_link_2_UP", "c_backbone", "c_link_7_DOWN")
+    # 16 routes cross the FATPIPE backbone: 16 slots of 2 GB/s, never a conflict.
+    assert (net.links["c_backbone"].capacity_Bps, net.links["c_backbone"].slots) == free_capacity(2e9, 16)
+
+
+@pytest.mark.parametrize("name, extra, message", [
+    ("fat_tree.xml", None, "topology FAT_TREE is not read by liquidsched's own parser"),
+    ("torus.xml", None, "topology TORUS is not read by liquidsched's own parser"),
+    ("dragonfly.xml", None, "topology DRAGONFLY is not read by liquidsched's own parser"),
+    ("cluster_shared_fatpipe.xml", None, "is not read by liquidsched's own parser"),
+    (None, ' sharing_policy="SHARED"', "private links of sharing_policy SHARED are not read"),
+    (None, ' loopback_bw="1GBps"', "attribute loopback_bw is not read"),
+    (None, ' bb_bw="1GBps" bb_sharing_policy="SPLITDUPLEX"', "a backbone of bb_sharing_policy SPLITDUPLEX"),
+])
+def test_own_parser_names_the_cluster_styles_it_leaves_to_simgrid(name, extra, message, tmp_path):
+    path = DATA / name if name else tmp_path / "c.xml"
+    if name is None:
+        path.write_text(CLUSTER.format(radical="0-3", extra=extra), encoding="utf-8")
+    with pytest.raises(TopologyError, match=message) as info:
+        read_platform(path, reader="liquidsched")
+    text = str(info.value)
+    assert text.startswith(str(path)) and "\n" not in text and "apt-get install python3-simgrid" in text
+
+
+@pytest.mark.parametrize("name", ["fat_tree.xml", "torus.xml"])
+def test_auto_leaves_a_large_cluster_the_own_parser_cannot_read_to_simgrid(name, tmp_path, monkeypatch):
+    if not simgrid_install.simgrid_available():
+        pytest.skip("SimGrid is not installed")
+    # Counted as large, the lone fat tree or torus is still SimGrid's to read.
+    monkeypatch.setattr("liquidsched.simgrid.read.LARGE_PLATFORM_HOSTS", 2)
+    assert read_platform(DATA / name).read_by.startswith("read by SimGrid")
+
+
+def test_a_radical_too_large_is_refused_by_auto_in_one_line(tmp_path):
+    path = tmp_path / "huge.xml"
+    path.write_text(CLUSTER.format(radical="0-99999999999", extra=""), encoding="utf-8")
+    with pytest.raises(TopologyError, match=r"radical: '0-99999999999' names 100,000,000,000 hosts"):
+        read_platform(path)
+
+
+def test_own_parser_refuses_a_backbone_cluster_too_large_to_route_pair_by_pair():
+    with pytest.raises(TopologyError, match=r"^c.xml: <cluster id='c'>: a cluster with a backbone of 5,000 hosts: .* "
+                                            r"25,000,000 routes pair by pair, which it does for up to 2,048 hosts"):
+        network_from_platform(CLUSTER.format(radical="0-4999", extra=' bb_bw="1GBps"'), "c.xml")
+
+
+@pytest.mark.parametrize("radical, message", [("0-x", "expected numbers and ranges"), ("5-2", "empty or negative"),
+                                              ("0-3,2", "names a host twice"),
+                                              ("0-999999999", "names 1,000,000,000 hosts; liquidsched reads up to "
+                                                              "1,048,576 in a cluster")])
+def test_own_parser_refuses_a_bad_radical_in_one_line(radical, message):
+    with pytest.raises(TopologyError, match=f"^c.xml: <cluster id='c'>: radical: .*{message}"):
+        network_from_platform(CLUSTER.format(radical=radical, extra=""), "c.xml")

@@ -4,8 +4,10 @@ Each platform under tests/data/simgrid is read into a network whose every route 
 against an independent query of SimGrid (a script of this file, not the package's runner): the
 same links, at their bandwidths, one resource per SimGrid link, the same latency. Hand-worked
 expectations follow for the usual shapes, then the fluid model against SimGrid's own simulation
-of platforms with FATPIPE links, the layout rules on platforms made up without SimGrid, and the
-refusals of what liquidsched cannot model.
+of platforms with FATPIPE links, the refusals of what liquidsched cannot model, and platforms of
+thousands of hosts read by cluster (crossbar and backbone clusters, grids of sites), checked
+against SimGrid on sampled pairs. The layout rules on platforms made up without SimGrid and the
+own parser's clusters are in tests/test_simgrid.py.
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ import pytest
 
 from liquidsched import TopologyError, compute_bound, plan
 from liquidsched.cli import main
-from liquidsched.errors import BackendError, TrafficError
+from liquidsched.errors import TrafficError
 from liquidsched.simgrid import read_platform
 from liquidsched.simgrid.platform_file import find_loopbacks, network_from_platform, platform_xml
 from liquidsched.simgrid.examples import sites_platform
 from liquidsched.simgrid.grouped import read_with_simgrid
-from liquidsched.simgrid.reading import PlatformHints, SimgridLink, SimgridPlatform, network_from_simgrid
+from liquidsched.simgrid.reading import PlatformHints
 from liquidsched.simgrid.values import free_capacity
 from liquidsched.simgrid import backend as simgrid_backend
 from liquidsched.simgrid import install as simgrid_install
@@ -35,7 +37,7 @@ from liquidsched.simgrid import grouped as simgrid_grouped
 from liquidsched.simulate import flows_of, simulate
 from liquidsched.traffic import Traffic, Transfer, all_to_all
 
-from .test_simgrid import needs_simgrid, same_network
+from .test_simgrid import CLUSTER, made_up, needs_simgrid, same_links_and_routes, same_network
 
 DATA = Path(__file__).parent / "data" / "simgrid"
 
@@ -482,96 +484,6 @@ def test_fluid_model_agrees_with_simgrid_on_fatpipe_platforms(name, policy, algo
     assert max(abs(a - b) for a, b in zip(ours.finish_s, theirs)) <= 1e-6 * ours.makespan_s
 
 
-# -- the layout, on platforms made up without SimGrid ----------------------------------------------------
-
-
-def made_up(hosts, links, routes, hints=None):
-    """A network from a SimGrid answer written by hand: ``links`` as name -> (bandwidth,
-    policy), ``routes`` as (src, dst) -> link names, latencies zero."""
-    platform = SimgridPlatform(
-        "3.x", tuple(hosts), {n: SimgridLink(n, bw, 0.0, policy) for n, (bw, policy) in links.items()},
-        {pair: (tuple(names), 0.0) for pair, names in routes.items()})
-    return network_from_simgrid(platform, hints or PlatformHints(), "made-up.xml")
-
-
-def star(hosts, private, backbone=None):
-    """Routes of a cluster: private link up, backbone, private link down (a host to itself too)."""
-    routes = {}
-    for s in hosts:
-        for d in hosts:
-            routes[(s, d)] = [private(s, "UP")] + ([backbone] if backbone else []) + [private(d, "DOWN")]
-    return routes
-
-
-def test_shared_private_links_around_a_shared_backbone_keep_one_resource_each():
-    hosts = ["h0", "h1", "h2"]
-    links = {f"p{k}": (100.0, "SHARED") for k in range(3)} | {"bb": (150.0, "SHARED")}
-    routes = star(hosts, lambda h, _: f"p{h[1]}", "bb")
-    for h in hosts:
-        routes[(h, h)] = ["lo"]
-    links["lo"] = (1000.0, "FATPIPE")
-    net, sg = made_up(hosts, links, routes)
-    # Each private link is one resource crossed both ways; the backbone is crossed one way by
-    # every route; junctions join them (no node can be both sides of the backbone).
-    for k in range(3):
-        assert (f"p{k}_UP", f"p{k}_DOWN") in net.shared_duplex
-    assert [sg[lid] for lid in net.route("h0", "h2") if sg[lid]] == ["p0", "bb", "p2"]
-    assert len({net.link_resource[lid] for lid in net.route("h0", "h2")}) == 5
-    assert net.route("h1", "h1") == ("lo@h1_UP", "lo@h1_DOWN")
-
-
-def test_a_split_duplex_cable_and_a_shared_cable_lay_out_as_a_star():
-    hosts = ["a", "b", "c"]
-    links = {"la_UP": (10.0, "SHARED"), "la_DOWN": (10.0, "SHARED"), "lb": (20.0, "SHARED"), "lc": (30.0, "SHARED"),
-             "__loopback__": (1e4, "FATPIPE")}
-    names = {"a": ("la_UP", "la_DOWN"), "b": ("lb", "lb"), "c": ("lc", "lc")}
-    routes = {(s, d): [names[s][0], names[d][1]] for s in hosts for d in hosts if s != d}
-    routes |= {(h, h): ["__loopback__"] for h in hosts}
-    net, sg = made_up(hosts, links, routes)
-    assert len(net.switches()) == 1 + 3  # the hub, and a loopback node per host
-    assert set(sg.values()) == set(links) and None not in sg.values()
-    assert net.route("b", "c") == ("lb_UP", "lc_DOWN")
-
-
-@pytest.mark.parametrize("change, message", [
-    (lambda links, routes: links.update(lb=(20.0, "NONLINEAR")), "sharing policy NONLINEAR"),
-    (lambda links, routes: routes.update({("a", "b"): ["la_UP", "lb", "lb"]}), "crosses a link twice"),
-])
-def test_what_simgrid_answers_but_liquidsched_cannot_model(change, message):
-    # Three hosts on one switch; a sends to c and b receives from c, so a → b must have a route.
-    hosts = ["a", "b", "c"]
-    links = {"la_UP": (10.0, "SHARED"), "la_DOWN": (10.0, "SHARED"), "lb": (20.0, "SHARED"),
-             "lc": (20.0, "SHARED"), "__loopback__": (1e4, "FATPIPE")}
-    first, last = {"a": "la_UP", "b": "lb", "c": "lc"}, {"a": "la_DOWN", "b": "lb", "c": "lc"}
-    routes = {(s, d): [first[s], last[d]] for s in hosts for d in hosts if s != d}
-    routes |= {(h, h): ["__loopback__"] for h in hosts}
-    change(links, routes)
-    with pytest.raises(TopologyError, match=message) as info:
-        made_up(hosts, links, routes)
-    assert str(info.value).startswith("made-up.xml: ") and "\n" not in str(info.value)
-
-
-def test_a_pair_simgrid_does_not_route_is_a_missing_route_of_the_network():
-    hosts = ["a", "b", "c"]
-    links = {"la": (10.0, "SHARED"), "lb": (20.0, "SHARED"), "lc": (20.0, "SHARED"), "__loopback__": (1e4, "FATPIPE")}
-    routes = {(s, d): [f"l{s}", f"l{d}"] for s in hosts for d in hosts if s != d}
-    routes |= {(h, h): ["__loopback__"] for h in hosts} | {("a", "b"): [], ("b", "a"): []}
-    net, _ = made_up(hosts, links, routes)
-    assert set(net.missing_routes) == {("a", "b"), ("b", "a")} and net.senders() == net.receivers() == hosts
-    assert net.route("a", "c") == ("la_UP", "lc_DOWN")
-    with pytest.raises(TopologyError, match="no path from b to a"):
-        net.route("b", "a")
-
-
-def test_latency_not_carried_by_links_is_refused():
-    platform = SimgridPlatform("3.x", ("a", "b"), {"l": SimgridLink("l", 10.0, 1e-3, "SHARED"),
-                                                   "lo": SimgridLink("lo", 10.0, 0.0, "FATPIPE")},
-                               {("a", "b"): (("l",), 0.25), ("b", "a"): (("l",), 0.25),
-                                ("a", "a"): (("lo",), 0.0), ("b", "b"): (("lo",), 0.0)})
-    with pytest.raises(TopologyError, match="latency not carried by links"):
-        network_from_simgrid(platform, PlatformHints(), "coords.xml")
-
-
 # -- refusals, and which reader reads -----------------------------------------------------------------
 
 
@@ -610,45 +522,7 @@ def test_simgrid_errors_come_back_in_one_line(tmp_path):
     assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
 
 
-def test_own_parser_reads_full_zones_when_asked(monkeypatch):
-    monkeypatch.setenv("LIQUIDSCHED_PLATFORM_READER", "liquidsched")
-    platform = read_platform(DATA / "full.xml")
-    assert platform.read_by.startswith("read by liquidsched's own parser (as asked)")
-    net = platform.network
-    up, down = net.route("a", "b")
-    assert up == "la_UP" and down.startswith("lb_") and net.links[down].dst == "b"
-    assert net.routing.paths[("a", "a")] == ("a", "loopback@a", "a") and len(net.path_resources("a", "a")) == 1
-    # Nested zones are SimGrid's reader's, and the refusal says how to get it.
-    with pytest.raises(TopologyError, match=r"sites.xml: zone 'grid': routing 'Floyd' is not supported \(liquidsched's "
-                                            r"own parser reads .*\); SimGrid's reader reads it \(apt-get install "
-                                            r"python3-simgrid\)$"):
-        read_platform(DATA / "sites.xml")
-
-
-def test_without_simgrid_the_own_parser_reads_and_says_so(monkeypatch):
-    monkeypatch.setenv("LIQUIDSCHED_SIMGRID_PYTHON", "/nonexistent/python3")
-    simgrid_install.simgrid_python.cache_clear()
-    try:
-        platform = read_platform(DATA / "full.xml")
-        assert platform.read_by == ("read by liquidsched's own parser (SimGrid not found): "
-                                    "Full zones with explicit routes, and lone <cluster> crossbars and backbones")
-        with pytest.raises(BackendError, match="apt-get install python3-simgrid"):
-            read_platform(DATA / "full.xml", reader="simgrid")
-    finally:
-        simgrid_install.simgrid_python.cache_clear()
-
-
-# -- clusters: liquidsched's own parser ------------------------------------------------------------------
-
-
-def same_links_and_routes(a, b) -> None:
-    """The same links (id, capacity, latency, slots) and every route over the same link ids."""
-    def links(net):
-        return sorted((l.id, l.capacity_Bps, l.latency_s, l.slots) for l in net.links.values())
-
-    assert a.hosts() == b.hosts() and links(a) == links(b)
-    assert {frozenset(p) for p in a.shared_duplex} == {frozenset(p) for p in b.shared_duplex}
-    assert all(a.route(s, d) == b.route(s, d) for s in a.hosts() for d in a.hosts())
+# -- clusters: both readers alike ------------------------------------------------------------------
 
 
 @needs_simgrid
@@ -663,87 +537,6 @@ def test_own_parser_reads_a_cluster_as_simgrid_reader_does(name):
             assert [lid.removesuffix("_UP").removesuffix("_DOWN") for lid in own.route(s, d)] == \
                 [sg.removesuffix("_UP").removesuffix("_DOWN") for sg in theirs]
             assert sum(own.links[lid].latency_s for lid in own.route(s, d)) == pytest.approx(latency, rel=1e-12)
-
-
-def test_own_parser_composes_a_crossbar_cluster_and_routes_a_backbone_one_pair_by_pair():
-    crossbar = read_platform(DATA / "cluster_crossbar.xml", reader="liquidsched").network
-    # Every host hangs off the cluster's router: routes are composed, O(hosts).
-    assert crossbar.switches() == ["bob-bob_router"]
-    assert {crossbar.home_switch(h) for h in crossbar.hosts()} == {"bob-bob_router"}
-    backbone = read_platform(DATA / "cluster_backbone.xml", reader="liquidsched").network
-    assert backbone.links["acme_backbone"].capacity_Bps == 250e6 and backbone.links["acme_backbone"].latency_s == 5e-4
-    assert all(backbone.home_switch(h) is None for h in backbone.hosts())
-    bound = compute_bound(backbone, all_to_all(backbone, size_bytes=1_000_000))
-    assert bound.duration_s == Fraction(3, 25) and bound.bottlenecks == ["acme_backbone"]
-
-
-CLUSTER = """<?xml version="1.0"?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="z" routing="Full">
-    <cluster id="c" prefix="n" suffix=".lab" radical="{radical}" speed="1Gf" bw="1GBps" lat="1us"{extra}/>
-  </zone>
-</platform>
-"""
-
-
-def test_own_parser_reads_radicals_and_a_fatpipe_backbone():
-    net = network_from_platform(CLUSTER.format(radical="1-3,7", extra=' bb_bw="2GBps" bb_sharing_policy="FATPIPE"'),
-                                "c.xml")
-    assert net.hosts() == ["n1.lab", "n2.lab", "n3.lab", "n7.lab"]
-    assert net.route("n2.lab", "n7.lab") == ("c_link_2_UP", "c_backbone", "c_link_7_DOWN")
-    # 16 routes cross the FATPIPE backbone: 16 slots of 2 GB/s, never a conflict.
-    assert (net.links["c_backbone"].capacity_Bps, net.links["c_backbone"].slots) == free_capacity(2e9, 16)
-
-
-@pytest.mark.parametrize("name, extra, message", [
-    ("fat_tree.xml", None, "topology FAT_TREE is not read by liquidsched's own parser"),
-    ("torus.xml", None, "topology TORUS is not read by liquidsched's own parser"),
-    ("dragonfly.xml", None, "topology DRAGONFLY is not read by liquidsched's own parser"),
-    ("cluster_shared_fatpipe.xml", None, "is not read by liquidsched's own parser"),
-    (None, ' sharing_policy="SHARED"', "private links of sharing_policy SHARED are not read"),
-    (None, ' loopback_bw="1GBps"', "attribute loopback_bw is not read"),
-    (None, ' bb_bw="1GBps" bb_sharing_policy="SPLITDUPLEX"', "a backbone of bb_sharing_policy SPLITDUPLEX"),
-])
-def test_own_parser_names_the_cluster_styles_it_leaves_to_simgrid(name, extra, message, tmp_path):
-    path = DATA / name if name else tmp_path / "c.xml"
-    if name is None:
-        path.write_text(CLUSTER.format(radical="0-3", extra=extra), encoding="utf-8")
-    with pytest.raises(TopologyError, match=message) as info:
-        read_platform(path, reader="liquidsched")
-    text = str(info.value)
-    assert text.startswith(str(path)) and "\n" not in text and "apt-get install python3-simgrid" in text
-
-
-@pytest.mark.parametrize("name", ["fat_tree.xml", "torus.xml"])
-def test_auto_leaves_a_large_cluster_the_own_parser_cannot_read_to_simgrid(name, tmp_path, monkeypatch):
-    if not simgrid_install.simgrid_available():
-        pytest.skip("SimGrid is not installed")
-    # Counted as large, the lone fat tree or torus is still SimGrid's to read.
-    monkeypatch.setattr("liquidsched.simgrid.read.LARGE_PLATFORM_HOSTS", 2)
-    assert read_platform(DATA / name).read_by.startswith("read by SimGrid")
-
-
-def test_a_radical_too_large_is_refused_by_auto_in_one_line(tmp_path):
-    path = tmp_path / "huge.xml"
-    path.write_text(CLUSTER.format(radical="0-99999999999", extra=""), encoding="utf-8")
-    with pytest.raises(TopologyError, match=r"radical: '0-99999999999' names 100,000,000,000 hosts"):
-        read_platform(path)
-
-
-def test_own_parser_refuses_a_backbone_cluster_too_large_to_route_pair_by_pair():
-    with pytest.raises(TopologyError, match=r"^c.xml: <cluster id='c'>: a cluster with a backbone of 5,000 hosts: .* "
-                                            r"25,000,000 routes pair by pair, which it does for up to 2,048 hosts"):
-        network_from_platform(CLUSTER.format(radical="0-4999", extra=' bb_bw="1GBps"'), "c.xml")
-
-
-@pytest.mark.parametrize("radical, message", [("0-x", "expected numbers and ranges"), ("5-2", "empty or negative"),
-                                              ("0-3,2", "names a host twice"),
-                                              ("0-999999999", "names 1,000,000,000 hosts; liquidsched reads up to "
-                                                              "1,048,576 in a cluster")])
-def test_own_parser_refuses_a_bad_radical_in_one_line(radical, message):
-    with pytest.raises(TopologyError, match=f"^c.xml: <cluster id='c'>: radical: .*{message}"):
-        network_from_platform(CLUSTER.format(radical=radical, extra=""), "c.xml")
 
 
 # -- large platforms, checked against SimGrid on sampled pairs ---------------------------------------
@@ -849,50 +642,122 @@ def test_reading_by_cluster_gives_the_network_of_reading_pair_by_pair(tmp_path):
 @needs_simgrid
 def test_a_grid_of_1500_hosts_in_sites_of_clusters_reads_by_cluster_and_routes_as_simgrid(tmp_path):
     path = tmp_path / "grid.xml"
-    path.write_text(sites_platform([[100, 60, 90, 50], [144, 92], [56, 79, 40], [310, 30], [64, 33, 25, 40],
-                                    [56, 50, 45, 80, 56]]), encoding="utf-8")
+    path.write_text(sites_platform(GRID), encoding="utf-8")
     platform = read_platform(path)
     assert platform.read_by.startswith("read by SimGrid") and len(platform.network.hosts()) == 1_500
     check_sampled_routes(platform, path, tmp_path)
 
 
+#: Cluster sizes of a grid of the shape of SimGrid's g5k.xml: six sites of two to five clusters.
+GRID = [[100, 60, 90, 50], [144, 92], [56, 79, 40], [310, 30], [64, 33, 25, 40], [56, 50, 45, 80, 56]]
+
+
+@needs_simgrid
+def test_a_grid_of_backbone_clusters_reads_by_cluster_as_pair_by_pair_and_as_simgrid_routes(tmp_path):
+    path = tmp_path / "sites_backbone.xml"
+    # Four sites: routes between sites 3 and 2 cross three links of the core (3-1, 1-0, 2-0).
+    path.write_text(sites_platform([[3, 2], [4], [2, 2, 3], [2]], backbone=True), encoding="utf-8")
+    root = ET.parse(path).getroot()
+    by_cluster, links, _ = read_with_simgrid(path, root, simgrid_install.simgrid_python(), grouped=True)
+    same_links_and_routes(by_cluster, pair_by_pair(path))
+    # Each host sends to its cluster's backbone and receives from the backbone's far end.
+    assert all(by_cluster.switch_up(h) not in (None, by_cluster.switch_down(h)) for h in by_cluster.hosts())
+    assert by_cluster.route("site0-c0-1", "site0-c0-1") == ("site0-c0_link_1_UP", "site0-c0_backbone",
+                                                           "site0-c0_link_1_DOWN")
+    assert [links[lid] for lid in by_cluster.route("site3-c0-1", "site2-c2-3") if links[lid]] == [
+        "site3-c0_link_1_UP", "site3-c0_backbone", "site3-c0-uplink", "site3-wan", "core-3-1", "core-1-0", "core-2-0",
+        "site2-wan", "site2-c2-uplink", "site2-c2_backbone", "site2-c2_link_3_DOWN"]
+    hosts = by_cluster.hosts()
+    routes = simgrid_routes_of(path, [(s, d) for s in hosts for d in hosts], tmp_path)
+    for (s, d), (theirs, latency, _) in zip([(s, d) for s in hosts for d in hosts], routes):
+        route = by_cluster.route(s, d)
+        assert [links[lid] for lid in route if links[lid]] == theirs, (s, d)
+        assert sum(by_cluster.links[lid].latency_s for lid in route) == pytest.approx(latency, rel=1e-9), (s, d)
+
+
+@needs_simgrid
+def test_a_grid_of_1500_hosts_in_sites_of_backbone_clusters_reads_by_cluster_and_routes_as_simgrid(tmp_path):
+    path = tmp_path / "grid.xml"
+    path.write_text(sites_platform(GRID, backbone=True), encoding="utf-8")
+    platform = read_platform(path)
+    # Read by cluster: nothing asked pair by pair (the reader would say so).
+    assert re.fullmatch(r"read by SimGrid 3\.[\d.]+", platform.read_by)
+    net = platform.network
+    assert len(net.hosts()) == 1_500 and net.routing.policy == "next-hop"
+    assert sum(1 for lid in net.links if lid.endswith("_backbone")) == 20
+    check_sampled_routes(platform, path, tmp_path)
+
+
 @needs_simgrid
 @pytest.mark.parametrize("name, message", [
-    ("cluster_backbone.xml", r"host node-0.acme.org does not hang off one switch \(SimGrid's route to itself crosses "
-                             r"acme_link_0_UP, acme_backbone, acme_link_0_DOWN\)"),
+    ("loopback.xml", r"host n0.lab does not send to one switch and receive from one \(SimGrid's route to itself "
+                     r"crosses c_link_0_loopback\)"),
     ("partial_routes.xml", "SimGrid has no route from C1 to C2; reading 4 hosts by cluster needs a route"),
 ])
-def test_reading_by_cluster_says_what_it_cannot_compose_in_one_line(name, message):
-    root = ET.parse(DATA / name).getroot()
+def test_reading_by_cluster_says_what_it_cannot_compose_in_one_line(name, message, tmp_path):
+    path = DATA / name
+    if name == "loopback.xml":
+        # A cluster whose hosts route to themselves through a loopback, not their private links.
+        path = tmp_path / name
+        path.write_text(CLUSTER.format(radical="0-3", extra=LOOPBACK), encoding="utf-8")
+    root = ET.parse(path).getroot()
     with pytest.raises(TopologyError, match=message) as info:
-        read_with_simgrid(DATA / name, root, simgrid_install.simgrid_python(), grouped=True)
-    assert str(info.value).startswith(str(DATA / name)) and "\n" not in str(info.value)
+        read_with_simgrid(path, root, simgrid_install.simgrid_python(), grouped=True)
+    assert str(info.value).startswith(str(path)) and "\n" not in str(info.value)
+
+
+#: A cluster's hosts routed to themselves through loopbacks: what reading by cluster cannot compose.
+LOOPBACK = ' bb_bw="1GBps" loopback_bw="2GBps" loopback_lat="1us"'
+
+
+def pair_by_pair(path: Path):
+    return read_with_simgrid(path, ET.parse(path).getroot(), simgrid_install.simgrid_python(), grouped=False)[0]
 
 
 @needs_simgrid
-def test_simgrid_reader_falls_back_to_asking_pair_by_pair_where_clusters_do_not_compose(monkeypatch):
-    # Read by cluster from the first host on: the backbone cluster cannot be composed, so its
+def test_simgrid_reader_falls_back_to_asking_pair_by_pair_where_clusters_do_not_compose(monkeypatch, tmp_path):
+    # Read by cluster from the first host on: the loopback cluster cannot be composed, so its
     # routes are asked pair by pair after all, and the reader says why.
     monkeypatch.setattr(simgrid_grouped, "GROUPED_FROM_HOSTS", 0)
-    platform = read_platform(DATA / "cluster_backbone.xml", reader="simgrid")
-    assert re.fullmatch(r"read by SimGrid 3\.[\d.]+ \(routes asked pair by pair: host node-0\.acme\.org does not hang "
-                        r"off one switch .*\)", platform.read_by)
-    same_links_and_routes(platform.network, read("cluster_backbone.xml").network)
+    path = tmp_path / "loopback.xml"
+    path.write_text(CLUSTER.format(radical="0-3", extra=LOOPBACK), encoding="utf-8")
+    platform = read_platform(path, reader="simgrid")
+    assert re.fullmatch(r"read by SimGrid 3\.[\d.]+ \(routes asked pair by pair: host n0\.lab does not send to one "
+                        r"switch and receive from one .*\)", platform.read_by)
+    same_links_and_routes(platform.network, pair_by_pair(path))
     assert platform.network.routing.policy == "paths"
-    # The crossbar composes: read by cluster (switch paths from a next-hop table), nothing to say.
-    crossbar = read_platform(DATA / "cluster_crossbar.xml", reader="simgrid")
-    assert re.fullmatch(r"read by SimGrid 3\.[\d.]+", crossbar.read_by)
-    assert crossbar.network.routing.policy == "next-hop"
-    same_links_and_routes(crossbar.network, read("cluster_crossbar.xml").network)
+    # Crossbar and backbone clusters compose: read by cluster (switch paths from a next-hop
+    # table), nothing to say, the network of reading pair by pair.
+    for name in ("cluster_crossbar.xml", "cluster_backbone.xml"):
+        by_cluster = read_platform(DATA / name, reader="simgrid")
+        assert re.fullmatch(r"read by SimGrid 3\.[\d.]+", by_cluster.read_by)
+        assert by_cluster.network.routing.policy == "next-hop"
+        same_links_and_routes(by_cluster.network, pair_by_pair(DATA / name))
 
 
 @needs_simgrid
 def test_simgrid_reader_refuses_in_one_line_a_large_platform_it_can_read_neither_by_cluster_nor_by_pair(tmp_path):
-    path = tmp_path / "backbone.xml"
-    path.write_text(CLUSTER.format(radical="0-1099", extra=' bb_bw="1GBps"'), encoding="utf-8")
-    with pytest.raises(TopologyError, match=r"host n0.lab does not hang off one switch .*; asking SimGrid every pair's "
-                                            r"route instead \(1,210,000 routes\) is done up to 1,024 hosts$") as info:
+    path = tmp_path / "loopback.xml"
+    path.write_text(CLUSTER.format(radical="0-1099", extra=LOOPBACK), encoding="utf-8")
+    with pytest.raises(TopologyError, match=r"host n0.lab does not send to one switch and receive from one .*; asking "
+                                            r"SimGrid every pair's route instead \(1,210,000 routes\) is done up to "
+                                            r"1,024 hosts$") as info:
         read_platform(path, reader="simgrid")
     assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
-    # liquidsched's own parser reads it (what `auto` chooses for a lone cluster this large).
-    assert read_platform(path).read_by.startswith("read by liquidsched's own parser (1,100 hosts in one <cluster>")
+
+
+@needs_simgrid
+def test_a_large_backbone_cluster_reads_by_cluster_with_simgrid_as_with_the_own_parser(tmp_path):
+    path = tmp_path / "backbone.xml"
+    path.write_text(CLUSTER.format(radical="0-1099", extra=' bb_bw="1GBps"'), encoding="utf-8")
+    platform = read_platform(path, reader="simgrid")
+    assert re.fullmatch(r"read by SimGrid 3\.[\d.]+", platform.read_by)
+    net = platform.network
+    # Hosts send to the backbone's near end and receive from its far end.
+    assert {(net.switch_up(h), net.switch_down(h)) for h in net.hosts()} == {("router-1", "router-2")}
+    check_sampled_routes(platform, path, tmp_path, samples=1000)
+    # `auto` reads a lone cluster this large by liquidsched's own parser: the same routes.
+    own = read_platform(path)
+    assert own.read_by.startswith("read by liquidsched's own parser (1,100 hosts in one <cluster>")
+    pairs = [("n0.lab", "n1099.lab"), ("n7.lab", "n7.lab"), ("n1099.lab", "n3.lab")]
+    assert all(own.network.route(s, d) == net.route(s, d) for s, d in pairs)

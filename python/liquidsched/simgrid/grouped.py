@@ -21,7 +21,8 @@ E = TopologyError
 #: From this many hosts on, SimGrid's reader asks routes by cluster (:func:`network_from_grouped`)
 #: instead of pair by pair (hosts² routes: 7 s and 0.5 GB for 300 hosts, 70 s and 2.4 GB for 750).
 GROUPED_FROM_HOSTS = 256
-#: Where routes cannot be composed by cluster (a cluster with a backbone), SimGrid's reader asks
+#: Where routes cannot be composed by cluster (hosts routed to themselves through a loopback,
+#: routes that are not by cluster or not by destination), SimGrid's reader asks
 #: them pair by pair after all, up to this many hosts (some two minutes and 4 GB at this size);
 #: beyond, it says why it cannot read the platform.
 PAIRWISE_FALLBACK_HOSTS = 1024
@@ -88,20 +89,24 @@ def network_from_grouped(platform: GroupedPlatform, hints: PlatformHints,
 
     A network is laid out as :func:`network_from_simgrid` lays it, from SimGrid's routes between
     *representatives*, the first two hosts of each group; every other host of a group then gets
-    links of its own (its SimGrid links) to the nodes its first representative's links join, and
-    routes are composed by a next-hop table between the switches the hosts hang off
-    (:class:`liquidsched.routing.NextHop`): O(hosts) links and O(groups²) switch paths, instead of
-    hosts² routes. Resources that never limit (FATPIPE links, junctions) get the slots of every
-    host pair crossing them at most.
+    links of its own (its SimGrid links) to the nodes its first representative's links join: its
+    link up to the switch the representative sends to, its link down from the switch it receives
+    from (one switch for a crossbar cluster; for a cluster with a backbone, the backbone's two
+    ends, the middle of the group's routes to itself being the backbone). Routes are composed by
+    a next-hop table between those switches (:class:`liquidsched.routing.NextHop`; a route is the
+    link up, the switches' path, the link down): O(hosts) links and O(groups²) switch paths,
+    instead of hosts² routes. Resources that never limit (FATPIPE links, junctions) get the slots
+    of the host pairs crossing them, counted group pair by group pair.
 
     Raises
     ------
     TopologyError
         one line naming ``where`` when the routes are not by group (SimGrid's route between two
         hosts is not the first host's first link, a middle that depends on the hosts' groups
-        alone, and the second host's last link), or when a group's hosts do not hang off one
-        switch each (a cluster with a backbone: they send to one switch and receive from another,
-        and liquidsched composes routes only for hosts on one switch).
+        alone, and the second host's last link), when a group's first host does not send to one
+        switch and receive from one by its private links, its route to itself being its link
+        up, its group's middle and its link down (a cluster with loopbacks), or when the routes
+        between switches are not what a next-hop table gives.
     """
     if platform.broken is not None:
         src, dst, theirs, composed = platform.broken
@@ -130,23 +135,26 @@ def network_from_grouped(platform: GroupedPlatform, hints: PlatformHints,
     shared = [list(pair) for pair in small.shared_duplex]
     taken = set(small.links)
     nodes = {h: small.nodes[h] for h in reps}
-    homes: dict[str, str] = {}
     for k, group in enumerate(platform.groups):
         rep = group[0]
-        home = small.home_switch(rep)
+        # A crossbar cluster's hosts send to and receive from one switch; those of a cluster with
+        # a backbone send to one end of it and receive from the other (the middle of their routes
+        # to each other and to themselves is the backbone).
+        up_sw, down_sw = small.switch_up(rep), small.switch_down(rep)
         first = platform.up[rep], platform.down[rep]
         self_route = platform.self_routes[rep]
-        if home is None or (len(group) > 1 and platform.middles.get((k, k)) != ()) or \
-                self_route != (platform.up[rep], platform.down[rep]):
-            raise E(f"{where}: host {rep} does not hang off one switch (SimGrid's route to itself crosses "
-                    f"{', '.join(self_route)}); reading {len(platform.hosts):,} hosts by cluster composes routes of "
-                    "hosts on one switch only (a crossbar <cluster>, not one with a backbone or a loopback)")
-        up_id, down_id = small.link_between(rep, home), small.link_between(home, rep)
+        if up_sw is None or down_sw is None or len(self_route) < 2 or (self_route[0], self_route[-1]) != first or \
+                (len(group) > 1 and platform.middles.get((k, k)) != self_route[1:-1]):
+            raise E(f"{where}: host {rep} does not send to one switch and receive from one (SimGrid's route to itself "
+                    f"crosses {', '.join(self_route)}); reading {len(platform.hosts):,} hosts by cluster composes "
+                    "routes of hosts with one private link up and one down (a <cluster> with a backbone or without, "
+                    "not one with a loopback)")
+        up_id, down_id = small.link_between(rep, up_sw), small.link_between(down_sw, rep)
         if up_id is None or down_id is None or (sg.get(up_id), sg.get(down_id)) != first:
-            raise E(f"{where}: host {rep}'s links to its switch are not its SimGrid links {first[0]} and {first[1]}; "
-                    "reading by cluster needs each host joined to its switch by its own links")
+            raise E(f"{where}: host {rep}'s links to its switches are not its SimGrid links {first[0]} and "
+                    f"{first[1]}; reading by cluster needs each host joined to its switches by its own links")
+        pair = [up_id, down_id] in shared or [down_id, up_id] in shared
         for h in group:
-            homes[h] = home
             if h in nodes:
                 continue
             if {platform.up[h], platform.down[h]} & set(first):
@@ -155,7 +163,8 @@ def network_from_grouped(platform: GroupedPlatform, hints: PlatformHints,
             node = small.nodes[rep]
             nodes[h] = type(node)(h, node.kind, node.role, origin=f"{where}: host {h!r}")
             made = []
-            for lid, sg_name, tail, head in ((up_id, platform.up[h], h, home), (down_id, platform.down[h], home, h)):
+            for lid, sg_name, tail, head in ((up_id, platform.up[h], h, up_sw),
+                                             (down_id, platform.down[h], down_sw, h)):
                 model = small.links[lid]
                 sg_link = platform.links[sg_name]
                 new_id = _fresh(_renamed(lid, sg[lid], sg_name), taken)
@@ -165,19 +174,19 @@ def network_from_grouped(platform: GroupedPlatform, hints: PlatformHints,
                 links.append(Link(new_id, tail, head, capacity, sg_link.latency_s, model.slots,
                                   origin=f"{where}: link {sg_name!r}"))
                 sg[new_id] = sg_name
-            if [up_id, down_id] in shared or [down_id, up_id] in shared:
+            if pair:
                 shared.append(made)
-    pairs = len(platform.hosts) ** 2
+    uses = _crossings(platform, small)
     for i, link in enumerate(links):
         if sg.get(link.id) is None or platform.links[sg[link.id]].policy == FATPIPE:
             rate = link.capacity_Bps / link.slots
-            capacity, slots = free_capacity(rate, pairs)
+            capacity, slots = free_capacity(rate, uses.get(link.id, len(platform.hosts)))
             links[i] = Link(link.id, link.src, link.dst, capacity, link.latency_s, slots, origin=link.origin)
     table: dict[str, dict[str, str]] = {}
     for s in reps:
         for d in reps:
-            if homes[s] == homes[d]:
-                continue
+            # The switches of the route, from the source's switch up to the destination's switch
+            # down (one switch: no entry; a backbone: its far end, next to its near end).
             path = small.routing.paths[(s, d)][1:-1]
             for u, v in zip(path, path[1:]):
                 known = table.setdefault(u, {}).setdefault(path[-1], v)
@@ -197,6 +206,21 @@ def network_from_grouped(platform: GroupedPlatform, hints: PlatformHints,
                 raise E(f"{where}: route {s} → {d} composed by cluster is {net.route(s, d)}, SimGrid's "
                         f"{small.route(s, d)}")
     return net, sg
+
+
+def _crossings(platform: GroupedPlatform, small: Network) -> dict[str, int]:
+    """How many host pairs' routes cross each link of ``small`` (the network of the groups'
+    representatives) that joins no host, in the whole platform: the route between two groups'
+    hosts crosses, between switches, what the route between their first hosts crosses. A link
+    that joins a host is crossed by the routes from (or to) that host alone: as many as hosts."""
+    uses: dict[str, int] = {}
+    for a, ga in enumerate(platform.groups):
+        for b, gb in enumerate(platform.groups):
+            path = small.routing.paths[(ga[0], gb[0])][1:-1]
+            for u, v in zip(path, path[1:]):
+                lid = small.link_between(u, v)
+                uses[lid] = uses.get(lid, 0) + len(ga) * len(gb)
+    return uses
 
 
 def _renamed(lid: str, sg_name: str | None, other: str) -> str:
