@@ -71,13 +71,14 @@ def describe_platform(path: str | os.PathLike, python: str, timeout_s: float = 6
         with tempfile.TemporaryDirectory(prefix="liquidsched-platform-") as folder:
             copy = Path(folder) / (Path(path).name or "platform.xml")
             copy.write_text(text, encoding="utf-8")
-            return _described(where, _run_simgrid(python, copy, where, timeout_s), str(copy))
-    return _described(where, _run_simgrid(python, Path(path), where, timeout_s))
+            return _described(where, _run_simgrid(python, copy, where, timeout_s), _parse_description, str(copy))
+    return _described(where, _run_simgrid(python, Path(path), where, timeout_s), _parse_description)
 
 
-def _run_simgrid(python: str, path: Path, where: str, timeout_s: float) -> subprocess.CompletedProcess:
+def _run_simgrid(python: str, path: Path, where: str, timeout_s: float,
+                 *job: str) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run([python, str(RUNNER), os.fspath(path)], capture_output=True, text=True,
+        return subprocess.run([python, str(RUNNER), os.fspath(path), *job], capture_output=True, text=True,
                               timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise E(f"{where}: SimGrid did not load it within {timeout_s:g} s") from None
@@ -85,14 +86,15 @@ def _run_simgrid(python: str, path: Path, where: str, timeout_s: float) -> subpr
         raise E(f"{where}: cannot run SimGrid's Python {python}: {e}") from None
 
 
-def _described(where: str, done: subprocess.CompletedProcess, copy: str | None = None) -> SimgridPlatform:
-    """SimGrid's description of the platform from its runner's answer ``done``; a failure
-    names ``where`` (also where SimGrid's own message names the ``copy`` it loaded)."""
+def _described(where: str, done: subprocess.CompletedProcess, parse, copy: str | None = None):
+    """SimGrid's description of the platform from its runner's answer ``done``, read by
+    ``parse``; a failure names ``where`` (also where SimGrid's own message names the ``copy`` it
+    loaded)."""
     if done.returncode != 0:
         message = simgrid_message(done.stderr, done.returncode)
         raise E(f"{where}: SimGrid cannot load it: {message.replace(copy, where) if copy else message}")
     try:
-        return _parse_description(json.loads(done.stdout))
+        return parse(json.loads(done.stdout))
     except (ValueError, KeyError, IndexError, TypeError) as e:
         raise BackendError(f"{where}: SimGrid's answer cannot be read ({type(e).__name__}: {e})") from None
 
@@ -158,20 +160,8 @@ def describe_grouped(path: str | os.PathLike, python: str, groups: list[list[str
         if text is not None:
             copy = Path(folder) / (Path(path).name or "platform.xml")
             copy.write_text(text, encoding="utf-8")
-        try:
-            done = subprocess.run([python, str(RUNNER), os.fspath(copy or path), str(job)], capture_output=True,
-                                  text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            raise E(f"{where}: SimGrid did not load it within {timeout_s:g} s") from None
-        except OSError as e:
-            raise E(f"{where}: cannot run SimGrid's Python {python}: {e}") from None
-        if done.returncode != 0:
-            message = simgrid_message(done.stderr, done.returncode)
-            raise E(f"{where}: SimGrid cannot load it: {message.replace(str(copy), where) if copy else message}")
-    try:
-        return _parse_grouped(json.loads(done.stdout))
-    except (ValueError, KeyError, IndexError, TypeError) as e:
-        raise BackendError(f"{where}: SimGrid's answer cannot be read ({type(e).__name__}: {e})") from None
+        done = _run_simgrid(python, copy or Path(path), where, timeout_s, str(job))
+    return _described(where, done, _parse_grouped, str(copy) if copy else None)
 
 
 def _parse_grouped(doc: dict) -> GroupedPlatform:
