@@ -163,7 +163,7 @@ def assert_routes_as_reference(net: Network) -> None:
 BUILT_IN = [
     "two-switch", "swiss-t1", "hierarchical:d1=3,d2=3", "hierarchical:d1=2,d2=3,shared_uplinks=true",
     "fat-tree:k=4", "fat-tree:k=6,oversubscription=2", "fat-tree:k=4,hosts_per_edge=3", "torus:dims=3/4",
-    "fat-tree:k=6,routing=by-edge-switch",
+    "fat-tree:k=6,routing=by-edge-switch", "dragonfly:a=2,p=2,h=1", "dragonfly:a=3,p=1,h=2,g=5",
     "torus:dims=2/2/3", "mesh:dims=3/3", "crossbar:n=6", "backbone:n1=3,n2=4",
     "random:switches=6,hosts=10,seed=1", "random:switches=8,hosts=12,extra_cables=5,seed=7",
 ]

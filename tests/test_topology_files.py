@@ -15,7 +15,7 @@ SMALL = {"two-switch": "two-switch", "swiss-t1": "swiss-t1", "hierarchical": "hi
          "fat-tree": "fat-tree:k=4,oversubscription=2", "torus": "torus:dims=3/3", "mesh": "mesh:dims=2/3",
          "crossbar": "crossbar:n=4", "backbone": "backbone:n1=3,n2=2",
          "random": "random:switches=5,hosts=7,seed=3", "rail-optimised": "rail-optimised:servers=3,gpus=2",
-         "two-tier": "two-tier:servers=5,gpus=2,servers_per_leaf=2"}
+         "two-tier": "two-tier:servers=5,gpus=2,servers_per_leaf=2", "dragonfly": "dragonfly:a=2,p=2,h=2,g=4"}
 
 
 def test_every_builder_is_covered():

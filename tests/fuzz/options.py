@@ -98,12 +98,13 @@ def option_numbers() -> list[Case]:
 TOPOLOGY_PARAMS = {
     "two-switch": ["capacity_Bps"], "swiss-t1": ["capacity_Bps", "allocation"],
     "hierarchical": ["d1", "d2", "c1", "c2", "shared_uplinks", "buffer"],
-    "fat-tree": ["k", "capacity_Bps", "oversubscription", "hosts_per_edge"],
+    "fat-tree": ["k", "capacity_Bps", "oversubscription", "hosts_per_edge", "routing"],
     "torus": ["dims", "capacity_Bps", "hosts_per_router", "wrap"], "mesh": ["dims", "capacity_Bps", "hosts_per_router"],
     "crossbar": ["n", "capacity_Bps"], "backbone": ["n1", "n2", "card_Bps", "backbone_Bps"],
     "random": ["switches", "hosts", "extra_cables", "seed", "capacity_Bps", "heterogeneous", "shared"],
     "rail-optimised": ["servers", "gpus", "nic_Bps", "nvlink_Bps", "oversubscription", "spines", "pxn"],
     "two-tier": ["servers", "gpus", "servers_per_leaf", "nic_Bps", "internal_Bps", "oversubscription", "spines"],
+    "dragonfly": ["a", "p", "h", "g", "capacity_Bps", "global_Bps"],
 }
 PLATFORM_PARAMS = {"complete": ["n", "bandwidth_Bps", "speed_flops"], "star": ["n", "bandwidth_Bps", "speed_flops"],
                    "chain": ["n", "bandwidth_Bps", "speed_flops"],

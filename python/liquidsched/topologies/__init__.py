@@ -19,6 +19,7 @@ from ..network import Network
 from ..units import parse_rate
 from .backbone import backbone
 from .crossbar import crossbar
+from .dragonfly import dragonfly
 from .fat_tree import fat_tree
 from .hierarchical import hierarchical
 from .ml_cluster import rail_optimised, two_tier
@@ -67,6 +68,7 @@ backbone, crossbar, fat_tree, hierarchical = (_guarded("backbone", backbone), _g
                                               _guarded("fat-tree", fat_tree), _guarded("hierarchical", hierarchical))
 mesh, torus, random_network = _guarded("mesh", mesh), _guarded("torus", torus), _guarded("random", random_network)
 rail_optimised, two_tier = _guarded("rail-optimised", rail_optimised), _guarded("two-tier", two_tier)
+dragonfly = _guarded("dragonfly", dragonfly)
 
 BUILDERS: dict[str, Builder] = {
     b.name: b
@@ -82,12 +84,15 @@ BUILDERS: dict[str, Builder] = {
         Builder("random", random_network, "seeded random switch graph, mixed link kinds and capacities"),
         Builder("rail-optimised", rail_optimised, "servers of accelerators, NIC g on rail g's leaf, spines above"),
         Builder("two-tier", two_tier, "servers with a fast internal crossbar under an oversubscribed fabric"),
+        Builder("dragonfly", dragonfly, "groups of routers joined all to all, one global cable between groups, "
+                                        "minimal routing"),
     )
 }
 
 
 #: Rate parameters of the builders (the others of type float are plain numbers).
-RATE_PARAMETERS = ("capacity_Bps", "card_Bps", "backbone_Bps", "c1", "c2", "nic_Bps", "nvlink_Bps", "internal_Bps")
+RATE_PARAMETERS = ("capacity_Bps", "card_Bps", "backbone_Bps", "c1", "c2", "nic_Bps", "nvlink_Bps", "internal_Bps",
+                   "global_Bps")
 #: The most nodes a built-in topology may have: a spec that implies more is refused before it is
 #: built (``crossbar:n=100000000`` would fill the memory first).
 MAX_NODES = 1_000_000
@@ -136,6 +141,9 @@ def _nodes(name: str, kw: dict[str, Any], defaults: dict[str, Any]) -> int:
         return v["switches"] + v["hosts"]
     if name == "rail-optimised":
         return v["servers"] * (2 * v["gpus"] + 1) + v["gpus"] + v["spines"]
+    if name == "dragonfly":
+        groups = v["g"] or v["a"] * v["h"] + 1
+        return groups * v["a"] * (1 + v["p"])
     if name == "two-tier":
         return v["servers"] * (v["gpus"] + 1) + v["servers"] // max(v["servers_per_leaf"], 1) + 1 + v["spines"]
     return 0
@@ -200,4 +208,4 @@ def resolve_topology(spec: str | os.PathLike) -> Network:
 
 __all__ = ["BUILDERS", "Builder", "build_topology", "resolve_topology", "two_switch", "swiss_t1",
            "hierarchical", "fat_tree", "torus", "mesh", "crossbar", "backbone",
-           "random_network", "rail_optimised", "two_tier"]
+           "random_network", "rail_optimised", "two_tier", "dragonfly"]
