@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from collections import abc
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Mapping, Sequence
 
@@ -304,9 +303,6 @@ def _build_from_platform(root: ET.Element, where: str) -> Network:
 
 # -- <cluster> -------------------------------------------------------------------------------------
 
-#: The most hosts of a cluster with a backbone, whose routes are found pair by pair (hosts² of them:
-#: 4 million routes, some 15 s and 1 GB, at this size).
-MAX_BACKBONE_HOSTS = 2048
 #: The most hosts liquidsched reads in one cluster.
 MAX_CLUSTER_HOSTS = 2**20
 #: Where liquidsched's own parser sends a platform it cannot read.
@@ -360,9 +356,8 @@ def _cluster_network(el: ET.Element, zone: ET.Element | None, where: str) -> Net
     from the host and ``ID_link_K_DOWN`` to it (``K`` its radical); without a backbone (a
     crossbar) they meet at one switch, the cluster's router, and a route crosses the two private
     links; with one (``bb_bw``), every route, a host's to itself too, crosses ``ID_backbone``
-    from the router to a second switch. A crossbar's hosts hang off one switch, so its routes
-    are composed (O(hosts), :mod:`liquidsched.routing`); a backbone's cannot be (its hosts send
-    to one switch and receive from another), so its routes are found pair by pair.
+    from the router to a second switch. Either way every host sends to one switch and receives
+    from one, so routes are composed (O(hosts), :mod:`liquidsched.network`).
 
     Refused, naming the file and SimGrid's reader: private links that are not SPLITDUPLEX,
     loopbacks, limiters, and the fat-tree, torus and dragonfly topologies."""
@@ -397,10 +392,6 @@ def _cluster_network(el: ET.Element, zone: ET.Element | None, where: str) -> Net
     links: list[Link] = []
     exit_node = router
     if el.get("bb_bw") is not None:
-        if len(hosts) > MAX_BACKBONE_HOSTS:
-            raise E(f"{cwhere}: a cluster with a backbone of {len(hosts):,} hosts: its hosts send to one switch and "
-                    f"receive from another, so liquidsched finds its {len(hosts) ** 2:,} routes pair by pair, which it "
-                    f"does for up to {MAX_BACKBONE_HOSTS:,} hosts (a crossbar cluster, without bb_bw, has no limit)")
         exit_node = _fresh(f"{router}:backbone", taken)
         nodes.append(Node(exit_node, SWITCH))
         links.append(_backbone_link(el, cid, router, exit_node, len(hosts), cwhere))
@@ -411,32 +402,9 @@ def _cluster_network(el: ET.Element, zone: ET.Element | None, where: str) -> Net
     name = (zone.get("id") if zone is not None else None) or cid
     description = next((p.get("value", "") for p in (zone if zone is not None else ()) if p.tag == "prop"
                         and p.get("id") == "description"), "")
-    # A crossbar's hosts hang off one switch: shortest paths compose. Behind a backbone, each
-    # route is the host's link up, the backbone and the link down, listed as asked.
-    routing = ShortestPath() if exit_node == router else ExplicitPaths(_BackbonePaths(hosts, router, exit_node))
-    return Network(nodes, links, routing, name=name, description=description)
-
-
-class _BackbonePaths(abc.Mapping):
-    """The path of every host pair of a cluster with a backbone, made when asked for (hosts²
-    pairs are not stored): the source, the backbone's two ends, the destination."""
-
-    def __init__(self, hosts: list[str], tail: str, head: str) -> None:
-        self.hosts, self.known, self.tail, self.head = hosts, set(hosts), tail, head
-
-    def __getitem__(self, pair: tuple[str, str]) -> tuple[str, ...]:
-        if pair not in self:
-            raise KeyError(pair)
-        return (pair[0], self.tail, self.head, pair[1])
-
-    def __contains__(self, pair: object) -> bool:
-        return isinstance(pair, tuple) and len(pair) == 2 and pair[0] in self.known and pair[1] in self.known
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        return ((s, d) for s in self.hosts for d in self.hosts)
-
-    def __len__(self) -> int:
-        return len(self.hosts) ** 2
+    # Every host sends to the router and receives from the backbone's far end (the router
+    # itself in a crossbar): shortest paths compose, O(hosts) whatever the cluster's size.
+    return Network(nodes, links, ShortestPath(), name=name, description=description)
 
 
 def _backbone_link(el: ET.Element, cid: str, tail: str, head: str, hosts: int, cwhere: str) -> Link:
