@@ -325,42 +325,38 @@ def _incidence(net: Network, traffic: Traffic) -> tuple[np.ndarray, np.ndarray, 
     """Every resource each transfer crosses, once, as two columns (resource, transfer):
     composed routes from the route table's arrays, the others from the network pair by pair;
     and each transfer's slowest slot rate, as its rank in ``net.slot_rate_ranks()``."""
-    table = net.route_table()
-    on_net = traffic.network_hosts(net)
-    src, dst = on_net[traffic.src_index], on_net[traffic.dst_index]
-    up_switch, down_target = table.up_switch[src], table.down_target[dst]
-    composed = (up_switch >= 0) & (down_target >= 0)
-    pair = np.where(composed, np.maximum(up_switch, 0) * len(table.targets) + np.maximum(down_target, 0), 0)
-    if len(table.pair_known):
-        composed &= table.pair_known[pair]
-    else:
-        composed[:] = False
+    routes = _HostRoutes(net, traffic)
+    src, dst = traffic.src_index, traffic.dst_index
+    pair, composed = routes.pairs(src, dst)
     mine = np.flatnonzero(composed)
-    up, down = table.up_resource[src[mine]], table.down_resource[dst[mine]]
+    src, dst, pairs = src[mine], dst[mine], pair[mine]
+    up, down = routes.up_resource[src], routes.down_resource[dst]
     # A host's transfer to itself over a shared-duplex cable crosses that resource once.
     twice = down == up
-    pairs = pair[mine]
-    lengths = table.pair_offsets[pairs + 1] - table.pair_offsets[pairs]
-    # Each pair's resources from its offset on: the offset less where its run starts, plus the run.
-    start = np.repeat(table.pair_offsets[pairs] - (np.cumsum(lengths) - lengths), lengths)
-    position = start + np.arange(int(lengths.sum()))
+    table = net.route_table()
+    lengths, position = _pair_positions(table, pairs)
     resources = [up, down[~twice], table.pair_resources[position]]
     transfers = [mine, mine[~twice], np.repeat(mine, lengths)]
-    rate_values, rate_rank = net.slot_rate_ranks()
-    rank = np.array(rate_rank + [len(rate_values)], dtype=np.int64)  # the last: no resource
-    slowest = np.full(len(traffic), len(rate_values), dtype=np.int64)
-    by_pair = _pair_min_rank(table, rank[:-1], len(rate_values)) if len(table.pair_offsets) > 1 else None
-    slowest[mine] = np.minimum(rank[up], rank[down])
-    if by_pair is not None:
-        slowest[mine] = np.minimum(slowest[mine], by_pair[pairs])
+    slowest = np.full(len(traffic), routes.n_rates, dtype=np.int64)
+    slowest[mine] = routes.slowest(src, dst, pairs)
     hosts = traffic.host_table
     alone = np.flatnonzero(~composed).tolist()
     if alone:
+        rate_rank = net.slot_rate_ranks()[1]
         paths = [sorted(net.path_resources(hosts[traffic.src_index[i]], hosts[traffic.dst_index[i]])) for i in alone]
         resources.append(np.array([r for path in paths for r in path], dtype=np.int64))
         transfers.append(np.repeat(np.array(alone, dtype=np.int64), [len(path) for path in paths]))
         slowest[alone] = [min(rate_rank[r] for r in path) for path in paths]
     return np.concatenate(resources).astype(np.int64), np.concatenate(transfers).astype(np.int64), slowest
+
+
+def _pair_positions(table: RouteTable, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How many resources each of ``pairs`` (switch, target) has, and where they all stand in
+    ``table.pair_resources``, pair after pair."""
+    lengths = table.pair_offsets[pairs + 1] - table.pair_offsets[pairs]
+    # Each pair's resources from its offset on: the offset less where its run starts, plus the run.
+    start = np.repeat(table.pair_offsets[pairs] - (np.cumsum(lengths) - lengths), lengths)
+    return lengths, start + np.arange(int(lengths.sum()))
 
 
 # -- what crosses each resource, column by column --------------------------------------------------
@@ -424,11 +420,10 @@ def resource_usage(net: Network, traffic: Traffic) -> dict[int, dict[tuple[int, 
         part = slice(start, start + CHUNK)
         src, dst = traffic.src_index[part], traffic.dst_index[part]
         size = None if ends.size_of is None else ends.size_of[part]
-        pair = ends.pair_up[src] + ends.pair_down[dst]
-        if not ends.all_composed:
-            composed = (ends.up_switch[src] >= 0) & (ends.down_target[dst] >= 0)
-            pair[~composed] = 0
-            composed &= ends.pair_known[pair]
+        if ends.all_composed:
+            pair = ends.pair_up[src] + ends.pair_down[dst]
+        else:
+            pair, composed = ends.pairs(src, dst)
             apart = ~composed
             alone.add((src[apart].astype(np.int64) * n_hosts + dst[apart])
                       * len(ends.size_values) + (0 if size is None else size[apart]))
@@ -456,18 +451,16 @@ def resource_usage(net: Network, traffic: Traffic) -> dict[int, dict[tuple[int, 
     return usage
 
 
-class _Ends:
-    """What :func:`resource_usage` needs of each host of a traffic's host table on a network:
-    its link up and down as resources, its switch, keys into the counts, the transfers' classes
-    (size and slot rate)."""
+class _HostRoutes:
+    """Each host of a traffic's host table on a network, as composed routes see it: its link up
+    and down as resources and their slot-rate ranks, its switch and its target, and the
+    (switch, target) pairs between them."""
 
     def __init__(self, net: Network, traffic: Traffic) -> None:
         table = net.route_table()
         rate_values, rank_list = net.slot_rate_ranks()
         rank = np.array(rank_list + [len(rate_values)], dtype=np.int64)  # the last: no resource
         self.n_rates = len(rate_values)
-        self.size_values, self.size_of = _distinct_sizes(traffic)
-        self.classes = len(self.size_values) * self.n_rates
         on_net = traffic.network_hosts(net)
         known = on_net >= 0
         self.up_switch = np.where(known, table.up_switch[on_net], -1)
@@ -482,7 +475,6 @@ class _Ends:
         # A transfer's pair (switch, target) is pair_up[src] + pair_down[dst]: one gather an end.
         self.pair_up = np.maximum(self.up_switch, 0) * m
         self.pair_down = np.maximum(self.down_target, 0)
-        self.host_key = np.arange(len(on_net), dtype=np.int64) * self.classes
         # With return_counts, np.unique does not load numpy.ma to ask whether the array is masked
         # (some 10 ms of every command's start-up).
         homes_up = np.unique(self.up_switch, return_counts=True)[0]
@@ -490,9 +482,33 @@ class _Ends:
         self.all_composed = bool(homes_up.min() >= 0 and homes_down.min() >= 0
                                  and table.pair_known[(homes_up[:, None] * m + homes_down).ravel()].all())
 
+    def pairs(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each transfer's (switch, target) pair, 0 where its route is not composed, and whether
+        it is (both ends composed, and the pair routed)."""
+        pair = self.pair_up[src] + self.pair_down[dst]
+        composed = (self.up_switch[src] >= 0) & (self.down_target[dst] >= 0)
+        pair[~composed] = 0
+        composed &= self.pair_known[pair]
+        return pair, composed
+
+    def slowest(self, src: np.ndarray, dst: np.ndarray, pair: np.ndarray) -> np.ndarray:
+        """Each composed transfer's slot rate, as the rank of the slowest on its route."""
+        return np.minimum(np.minimum(self.up_rank[src], self.down_rank[dst]), self.pair_rank[pair])
+
+
+class _Ends(_HostRoutes):
+    """What :func:`resource_usage` needs besides the routes: keys into the counts and the
+    transfers' classes (size and slot rate)."""
+
+    def __init__(self, net: Network, traffic: Traffic) -> None:
+        super().__init__(net, traffic)
+        self.size_values, self.size_of = _distinct_sizes(traffic)
+        self.classes = len(self.size_values) * self.n_rates
+        self.host_key = np.arange(len(self.up_switch), dtype=np.int64) * self.classes
+
     def class_of(self, src: np.ndarray, dst: np.ndarray, pair: np.ndarray, size: np.ndarray | None) -> np.ndarray:
         """Each transfer's class, ``size index × rates + rank of its slot rate``."""
-        rate = np.minimum(np.minimum(self.up_rank[src], self.down_rank[dst]), self.pair_rank[pair])
+        rate = self.slowest(src, dst, pair)
         return rate if size is None else size * self.n_rates + rate
 
     def add_hosts(self, usage: dict[int, dict[tuple[int, int], int]], tally: _Tally, resource: np.ndarray,
@@ -508,10 +524,8 @@ class _Ends:
         """Add the counts by (pair of switches, class) to every resource between the switches."""
         keys, counts = tally.items()
         pair, cls = np.divmod(keys, self.classes)
-        lengths = table.pair_offsets[pair + 1] - table.pair_offsets[pair]
+        lengths, position = _pair_positions(table, pair)
         entry = np.repeat(np.arange(len(keys)), lengths)
-        first = np.repeat(np.cumsum(lengths) - lengths, lengths)
-        position = table.pair_offsets[pair][entry] + np.arange(len(entry)) - first
         spread = _Tally(len(table.pair_resources) and int(table.pair_resources.max() + 1) * self.classes)
         spread.add(table.pair_resources[position] * self.classes + cls[entry], counts[entry].astype(np.float64))
         keys, counts = spread.items()

@@ -124,10 +124,12 @@ class RouteTable:
     down_resource: np.ndarray
     up_switch: np.ndarray
     down_target: np.ndarray
-    #: switches that hosts hang off, in declaration order
+    #: switches that hosts hang off, in declaration order, and each one's index
     switches: list[str]
+    switch_index: dict[str, int]
     #: what composed routes lead to: those switches, or the hosts on them (forwarding by host)
     targets: list[str]
+    target_index: dict[str, int]
     pair_known: np.ndarray
     pair_offsets: np.ndarray
     pair_resources: np.ndarray
@@ -405,17 +407,17 @@ class Network:
         for d in receivers:
             if d in self._down:
                 first_receiver.setdefault(self._target(d), d)
-        failed: dict[tuple[str, str], RoutingError] = {}
         if composes_by_host(self.routing):
-            for (first, dst), e in self._compose_by_host(self._home_switches(),
-                                                         [h for h in self.hosts() if h in self._home_down]).items():
-                if first in first_sender and dst in first_receiver:
-                    src = first_sender[first]
-                    failed[(src, dst)] = type(e)(f"{e} (needed for {src} to {dst})")
-        for last, dst in ({} if composes_by_host(self.routing) else first_receiver).items():
-            for first, e in self._add_switch_routes(list(first_sender), last).items():
-                src = first_sender[first]
-                failed[(src, dst)] = type(e)(f"{e} (needed for {src} to {dst})")
+            # Every switch to every host at once; failures are kept for the pairs senders need.
+            composed = {(first, dst): e for (first, dst), e in self._compose_by_host(*self._table_ends()).items()
+                        if first in first_sender and dst in first_receiver}
+        else:
+            composed = {(first, last): e for last in first_receiver
+                        for first, e in self._add_switch_routes(list(first_sender), last).items()}
+        failed: dict[tuple[str, str], RoutingError] = {}
+        for (first, last), e in composed.items():
+            src, dst = first_sender[first], first_receiver[last]
+            failed[(src, dst)] = type(e)(f"{e} (needed for {src} to {dst})")
         alone_senders = [s for s in senders if s not in self._up]
         alone_receivers = [d for d in receivers if d not in self._down]
         pairs = [(s, d) for s in alone_senders for d in receivers if s != d or self._loops_back(s)]
@@ -433,10 +435,15 @@ class Network:
         #: (every host pair behind them has none either), with why, in declaration order
         self.missing_routes: dict[tuple[str, str], MissingRouteError] = {p: failed[p] for p in in_order}
 
-    def _home_switches(self) -> list[str]:
-        """The switches hosts' links up go to or links down come from, in declaration order."""
+    def _table_ends(self) -> tuple[list[str], list[str]]:
+        """What the route table's pairs join, in declaration order: the switches hosts' links up
+        go to or links down come from, and the targets (those switches, or under forwarding by
+        host the hosts with a link down from one)."""
         homes = set(self._home_up.values()) | set(self._home_down.values())
-        return [s for s in self.switches() if s in homes]
+        switches = [s for s in self.switches() if s in homes]
+        if composes_by_host(self.routing):
+            return switches, [h for h in self.hosts() if h in self._home_down]
+        return switches, switches
 
     def _target(self, host: str) -> str:
         """What a composed route to ``host`` is found by: its switch, or the host itself where
@@ -457,8 +464,7 @@ class Network:
 
         forwarding = [v for v in self.nodes if self.forwards(v)]
         matrix = self.routing.matrix_for(self, forwarding, targets)  # type: ignore[union-attr]
-        column = {v: i for i, v in enumerate(matrix.nodes)}
-        row = {t: i for i, t in enumerate(matrix.targets)}
+        column, row = matrix.column, matrix.row
         n, m = len(firsts), len(targets)
         cur = np.repeat(np.array([column[f] for f in firsts], dtype=np.int64), m)
         tgt = np.tile(np.array([row[t] for t in targets], dtype=np.int64), n)
@@ -515,30 +521,36 @@ class Network:
         is every walk's link at step ``i`` (-1 when it has arrived), ``done`` those that did."""
         import numpy as np
 
-        hosts = self.hosts()
-        switch_index = {s: i for i, s in enumerate(firsts)}
-        target_index = {t: i for i, t in enumerate(targets)}
-        self._by_host_index = (switch_index, target_index)
         link_resource = np.array([self.link_resource[l] for l in self.links], dtype=np.int64)
         walked = np.stack(steps, axis=1) if steps else np.zeros((len(done), 0), dtype=np.int64)
         taken = (walked >= 0) & done[:, None]
-        lengths = taken.sum(axis=1)
         offsets = np.zeros(len(done) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        np.cumsum(taken.sum(axis=1), out=offsets[1:])
         # Row by row, so each pair's links come in the order walked.
         pair_links = walked[taken]
+        return self._route_table_of(firsts, targets, done.copy(), offsets, link_resource[pair_links], pair_links)
+
+    def _route_table_of(self, switches: list[str], targets: list[str], known: np.ndarray, offsets: np.ndarray,
+                        resources: np.ndarray, pair_links: np.ndarray | None = None) -> RouteTable:
+        """The route table of these pairs, with each host's link up and down, switch and target."""
+        import numpy as np
+
+        hosts = self.hosts()
+        switch_index = {s: i for i, s in enumerate(switches)}
+        target_index = {t: i for i, t in enumerate(targets)}
+        link_resource = self.link_resource
 
         def column(ends: dict[str, str], value) -> np.ndarray:
             return np.array([value(h) if h in ends else -1 for h in hosts], dtype=np.int64)
 
         return RouteTable(
             hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
-            up_resource=column(self._up, lambda h: self.link_resource[self._up[h]]),
-            down_resource=column(self._down, lambda h: self.link_resource[self._down[h]]),
+            up_resource=column(self._up, lambda h: link_resource[self._up[h]]),
+            down_resource=column(self._down, lambda h: link_resource[self._down[h]]),
             up_switch=column(self._up, lambda h: switch_index[self._home_up[h]]),
-            down_target=column(self._down, lambda h: target_index[h]),
-            switches=firsts, targets=targets, pair_known=done.copy(), pair_offsets=offsets,
-            pair_resources=link_resource[pair_links], pair_links=pair_links,
+            down_target=column(self._down, lambda h: target_index[self._target(h)]),
+            switches=switches, switch_index=switch_index, targets=targets, target_index=target_index,
+            pair_known=known, pair_offsets=offsets, pair_resources=resources, pair_links=pair_links,
         )
 
     def _add_switch_routes(self, firsts: list[str], last: str) -> dict[str, RoutingError]:
@@ -570,8 +582,7 @@ class Network:
         if key not in self._switch_routes:
             table = self._route_table if composes_by_host(self.routing) else None
             if table is not None:
-                switch_index, target_index = self._by_host_index
-                p = switch_index[first] * len(table.targets) + target_index[last]
+                p = table.switch_index[first] * len(table.targets) + table.target_index[last]
                 if table.pair_known[p]:
                     ids = self._link_ids()
                     self._switch_routes[key] = tuple(
@@ -611,16 +622,10 @@ class Network:
     def _build_route_table(self) -> RouteTable:
         import numpy as np  # here only: loading a network (and `topology list`) does without it
 
-        hosts = self.hosts()
-        switches = self._home_switches()
+        switches, targets = self._table_ends()
         switch_index = {s: i for i, s in enumerate(switches)}
-        targets = [h for h in hosts if h in self._home_down] if composes_by_host(self.routing) else switches
         target_index = {t: i for i, t in enumerate(targets)}
         link_resource = self.link_resource
-
-        def column(ends: dict[str, str], value) -> np.ndarray:
-            return np.array([value(h) if h in ends else -1 for h in hosts], dtype=np.int64)
-
         n, m = len(switches), len(targets)
         routes = self._switch_routes
         keys = np.fromiter((switch_index[f] * m + target_index[l] for f, l in routes), np.int64, len(routes))
@@ -640,14 +645,7 @@ class Network:
         found_at[keys] = np.cumsum(sizes) - sizes
         pair = np.repeat(np.arange(n * m), lengths)
         resources = flat[found_at[pair] + np.arange(len(flat)) - offsets[:-1][pair]]
-        return RouteTable(
-            hosts=hosts, host_index={h: i for i, h in enumerate(hosts)},
-            up_resource=column(self._up, lambda h: link_resource[self._up[h]]),
-            down_resource=column(self._down, lambda h: link_resource[self._down[h]]),
-            up_switch=column(self._up, lambda h: switch_index[self._home_up[h]]),
-            down_target=column(self._down, lambda h: target_index[self._target(h)]),
-            switches=switches, targets=targets, pair_known=known, pair_offsets=offsets, pair_resources=resources,
-        )
+        return self._route_table_of(switches, targets, known, offsets, resources)
 
     # -- queries ------------------------------------------------------------------------------
 

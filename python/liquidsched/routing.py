@@ -28,6 +28,7 @@ and shared by every pair of hosts on those switches; :func:`check_switch_path` v
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
@@ -240,6 +241,20 @@ class ForwardingMatrix:
     targets: tuple[str, ...]
     next_node: Any  # numpy int32 array, targets × nodes
 
+    @functools.cached_property
+    def column(self) -> dict[str, int]:
+        """Each node's column."""
+        return {v: i for i, v in enumerate(self.nodes)}
+
+    @functools.cached_property
+    def row(self) -> dict[str, int]:
+        """Each destination host's row."""
+        return {t: i for i, t in enumerate(self.targets)}
+
+    def name(self, entry: int, dst: str) -> str | None:
+        """The node an entry for host ``dst`` names, None for :data:`NO_ENTRY`."""
+        return dst if entry == TO_DESTINATION else self.nodes[entry] if entry >= 0 else None
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ForwardingMatrix):
             return NotImplemented
@@ -263,18 +278,16 @@ class MatrixTable(Mapping[str, Mapping[str, str]]):
 
     def __init__(self, matrix: ForwardingMatrix) -> None:
         self.matrix = matrix
-        self._column = {v: i for i, v in enumerate(matrix.nodes)}
 
     def __getitem__(self, node: str) -> Mapping[str, str]:
-        column = self.matrix.next_node[:, self._column[node]].tolist()
-        nodes, targets = self.matrix.nodes, self.matrix.targets
-        return {d: (d if n == TO_DESTINATION else nodes[n]) for d, n in zip(targets, column) if n != NO_ENTRY}
+        column = self.matrix.next_node[:, self.matrix.column[node]].tolist()
+        return {d: self.matrix.name(n, d) for d, n in zip(self.matrix.targets, column) if n != NO_ENTRY}
 
     def get(self, node: str, default: Any = None) -> Any:
-        return self[node] if node in self._column else default
+        return self[node] if node in self.matrix.column else default
 
     def __contains__(self, node: object) -> bool:
-        return node in self._column
+        return node in self.matrix.column
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.matrix.nodes)
@@ -327,11 +340,6 @@ class Forwarding:
     #: composed routes are keyed by destination host, not by its switch
     by_host = True
 
-    def __post_init__(self) -> None:
-        if self.matrix is not None:
-            object.__setattr__(self, "_column", {v: i for i, v in enumerate(self.matrix.nodes)})
-            object.__setattr__(self, "_row", {t: i for i, t in enumerate(self.matrix.targets)})
-
     @classmethod
     def from_matrix(cls, matrix: ForwardingMatrix) -> Forwarding:
         """The policy of tables held as one array (:class:`ForwardingMatrix`)."""
@@ -371,15 +379,14 @@ class Forwarding:
         """The table's own entry of ``v`` for host ``dst``, None where it has none."""
         if self.matrix is None:
             return self.table.get(v, {}).get(dst)
-        column, row = self._column.get(v), self._row.get(dst)  # type: ignore[attr-defined]
-        entry = NO_ENTRY if column is None or row is None else int(self.matrix.next_node[row, column])
-        return dst if entry == TO_DESTINATION else self.matrix.nodes[entry] if entry >= 0 else None
+        column, row = self.matrix.column.get(v), self.matrix.row.get(dst)
+        return None if column is None or row is None else self.matrix.name(int(self.matrix.next_node[row, column]), dst)
 
     def matrix_for(self, net: RoutingGraph, nodes: Sequence[str], targets: Sequence[str]) -> ForwardingMatrix:
         """The tables as one array over ``nodes`` (the nodes that forward) and ``targets`` (hosts
         that each hang off one switch), the rules for missing entries applied: the direct link
         (a target's switch delivers it), a forwarding host's one switch."""
-        if self.matrix is not None and self.matrix.nodes == tuple(nodes) and set(targets) <= set(self._row):  # type: ignore[attr-defined]
+        if self.matrix is not None and self.matrix.nodes == tuple(nodes) and all(t in self.matrix.row for t in targets):
             return self.matrix
         import numpy as np
 

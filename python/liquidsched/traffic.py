@@ -60,12 +60,8 @@ class Traffic:
 
     def __init__(self, transfers: Iterable[Transfer], name: str = "traffic") -> None:
         given = tuple(transfers)
-        table: dict[str, int] = {}
-        src = [table.setdefault(t.src, len(table)) for t in given]
-        dst = [table.setdefault(t.dst, len(table)) for t in given]
-        dtype = _index_dtype(len(table))
-        self._set_columns(tuple(table), np.array(src, dtype=dtype), np.array(dst, dtype=dtype),
-                          _size_column([t.size_bytes for t in given]), name)
+        hosts, src, dst = _indexed([t.src for t in given], [t.dst for t in given])
+        self._set_columns(hosts, src, dst, _size_column([t.size_bytes for t in given]), name)
         # Kept as given, so that iteration returns these objects and check() sees bad sizes.
         self._transfers = given
 
@@ -326,9 +322,20 @@ def _size_dtype(sizes: Sequence[Any]) -> type:
     return np.int64 if ok else object
 
 
+def _indexed(src: Sequence[str], dst: Sequence[str]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """The host table of these senders and receivers (senders first, each host where it is
+    first met) and both columns as indices into it."""
+    table: dict[str, int] = {}
+    src_index = np.fromiter((table.setdefault(h, len(table)) for h in src), np.int64, len(src))
+    dst_index = np.fromiter((table.setdefault(h, len(table)) for h in dst), np.int64, len(dst))
+    dtype = _index_dtype(len(table))
+    return tuple(table), src_index.astype(dtype), dst_index.astype(dtype)
+
+
 def _size_column(sizes: list[Any] | np.ndarray) -> np.ndarray:
-    if isinstance(sizes, np.ndarray) and sizes.dtype.kind in "iu" and sizes.dtype.itemsize <= 8 \
-            and (sizes.dtype.kind == "i" or not len(sizes) or int(sizes.max()) < 2**63):
+    # An array of integers that int64 holds is taken at once (uint64 may not fit: read one by one).
+    if isinstance(sizes, np.ndarray) and (sizes.dtype.kind == "i"
+                                          or sizes.dtype.kind == "u" and sizes.dtype.itemsize < 8):
         return sizes.astype(np.int64).reshape(len(sizes))
     dtype = _size_dtype(sizes)
     if dtype is object:
@@ -632,12 +639,7 @@ def load_traffic(path: str | os.PathLike, default_size_bytes: int | None = None)
     if p.suffix.lower() != ".csv":
         return Traffic.from_dict(read_document(p, TrafficError), str(p), default_size_bytes)
     src, dst, sizes = read_transfer_columns(p)
-    table: dict[str, int] = {}
-    dtype = np.int64
-    src_index = np.fromiter((table.setdefault(h, len(table)) for h in src), dtype, len(src))
-    dst_index = np.fromiter((table.setdefault(h, len(table)) for h in dst), dtype, len(dst))
-    dtype = _index_dtype(len(table))
-    return Traffic.from_arrays(tuple(table), src_index.astype(dtype), dst_index.astype(dtype), sizes, p.stem)
+    return Traffic.from_arrays(*_indexed(src, dst), sizes, p.stem)
 
 
 # -- by name -------------------------------------------------------------------------------------

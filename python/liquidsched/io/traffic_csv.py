@@ -22,16 +22,10 @@ from .files import read_text
 Row = tuple[str, str, int]
 
 
-def read_transfer_rows(p: Path) -> list[Row]:
-    """The transfers of a CSV traffic file, in file order, refused with the line and column of
-    what is wrong."""
-    src, dst, sizes = read_transfer_columns(p)
-    return list(zip(src, dst, sizes.tolist()))
-
-
 def read_transfer_columns(p: Path) -> tuple[list[str], list[str], np.ndarray]:
     """The transfers of a CSV traffic file as three columns (senders, receivers, sizes), in file
-    order; a file of a million rows takes no object per transfer beyond the names."""
+    order, refused with the line and column of what is wrong; a file of a million rows takes no
+    object per transfer beyond the names."""
     text = read_text(p, TrafficError)  # a byte-order mark is dropped there
     # A row is blank when every cell is; its first cell alone says no for most rows. Without
     # quotes a line's cells are what lies between its commas, as the csv module would read them.
