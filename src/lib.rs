@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use liquidsched_core::{CoreError, Interrupt};
 
 mod coloring;
+mod columns;
 mod kpbs;
 mod liquid;
 mod paced;
@@ -16,6 +17,7 @@ mod shuffle;
 mod simulate;
 mod steady;
 mod sweep;
+mod traffic;
 mod weighted;
 
 /// Raise a core error as the matching exception of `liquidsched.errors`.
@@ -114,6 +116,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     simulate::register(m)?;
     steady::register(m)?;
     sweep::register(m)?;
+    traffic::register(m)?;
     weighted::register(m)?;
     Ok(())
 }

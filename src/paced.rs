@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+use crate::columns::u64_column;
 use crate::to_py_err;
 
 /// Paced plans of the messages between `ranks` ranks: `routes[i * ranks + j]` the resources
@@ -28,13 +29,7 @@ impl PyPacedPlanner {
     /// Plan the matrix given as `ranks * ranks` little-endian unsigned 64-bit byte counts, row
     /// the sender: `(bound_s, bottleneck or None, crossing_bytes, changed, warm)`.
     fn plan(&mut self, py: Python<'_>, matrix: &[u8]) -> PyResult<(f64, Option<u32>, u64, usize, bool)> {
-        if matrix.len() % 8 != 0 {
-            return Err(to_py_err(
-                py,
-                liquidsched_core::CoreError::InvalidInput(format!("{} bytes is not a whole number of counts", matrix.len())),
-            ));
-        }
-        let counts: Vec<u64> = matrix.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let counts = u64_column(py, matrix, "matrix")?;
         let p = self.inner.plan(&counts).map_err(|e| to_py_err(py, e))?;
         Ok((p.bound_s, p.bottleneck, p.crossing_bytes, p.changed, p.warm))
     }

@@ -17,7 +17,6 @@ equal and every slot count is 1, Λ is also given as a whole number of transfers
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -25,8 +24,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from . import _core
+from .errors import ProblemTooLargeError
 from .network import Network, RouteTable
 from .traffic import CHUNK, Traffic
+from .transfer_routes import HostRoutes, transfer_routes, time_weights
 
 
 @dataclass(frozen=True)
@@ -266,88 +268,31 @@ def _per_class_sums(net: Network, traffic: Traffic) -> PerResource:
 
 
 def _per_transfer_sums(net: Network, traffic: Traffic) -> PerResource | None:
-    """Per used resource: transfers, bytes and the frame time bound, from every (resource,
-    transfer) incidence at once, in 64-bit integers: a transfer's time in its slots is its size
-    times the inverse of its slot rate scaled to a common denominator ``B``, so that sorting a
-    resource's transfers by time and adding every ``slots``-th is exact. None when a sum could
-    pass 2^63 (the counting by classes then does it with unbounded integers)."""
+    """Per used resource: transfers, bytes and the frame time bound, transfer by transfer in
+    the core's integers (:func:`liquidsched.transfer_routes.transfer_routes` gives each one's
+    route): a transfer's time in its slots is its size times the inverse of its slot rate
+    scaled to a common denominator, so that sorting a resource's transfers by time and adding
+    every ``slots``-th is exact. None when the units or sums do not fit (the counting by classes
+    then does it with unbounded integers)."""
     traffic.check(net)
     sizes = np.asarray(traffic.sizes)
     if sizes.dtype == object:
         return None
-    resource, transfer, slowest = _incidence(net, traffic)
-    sizes = sizes.astype(np.int64)
-    rate_values, _ = net.slot_rate_ranks()
-    inverse = [1 / v for v in rate_values]
-    scale = math.lcm(*(q.denominator for q in inverse))
-    weight = [q * scale for q in inverse]
-    if scale >= 2**63 or any(w >= 2**62 for w in weight):
+    routes = transfer_routes(net, traffic)
+    weights = time_weights(net, routes.slowest)
+    if weights is None:
         return None
-    biggest = int(sizes.max())
-    per_resource_limit = 2**63 // max(1, len(traffic))
-    if biggest * int(max(weight)) >= per_resource_limit or traffic.total_bytes >= 2**63:
+    weight, scale = weights
+    try:
+        counts_bytes, bytes_on, frame_units = _core.resource_sums(
+            *routes.core_columns(), len(net.resources), sizes.astype("<u8").tobytes(), weight.astype("<u8").tobytes(),
+            net.resource_slots)
+    except ProblemTooLargeError:
         return None
-    time = sizes[transfer] * np.array([int(w) for w in weight], dtype=np.int64)[slowest[transfer]]
-    n_resources = len(net.resources)
-    counts = np.bincount(resource, minlength=n_resources)
-    bytes_on = _integer_sums(resource, sizes[transfer], n_resources, traffic.total_bytes)
-    # A resource's transfers from the longest, ties in any order (equal times add up alike):
-    # one sort of one key where resource and time fit in 64 bits together.
-    span = int(time.max()) + 1
-    if n_resources * span < 2**63:
-        order = np.argsort(resource * span + (span - 1 - time))
-    else:
-        order = np.lexsort((-time, resource))
-    by_resource, longest_first = resource[order], time[order]
-    starts = np.searchsorted(by_resource, np.arange(n_resources))
-    position = np.arange(len(order)) - starts[by_resource]
-    slots = np.array(net.resource_slots, dtype=np.int64)
-    counted = position % slots[by_resource] == 0
-    frame_units = _integer_sums(by_resource[counted], longest_first[counted], n_resources,
-                                biggest * int(max(weight)) * len(traffic))
+    counts = np.frombuffer(counts_bytes, dtype="<u8")
     used = np.flatnonzero(counts).tolist()
-    frame_time = Fraction(int(frame_units.max()), scale)
-    return (used, {r: int(counts[r]) for r in used}, {r: int(bytes_on[r]) for r in used}, frame_time)
-
-
-def _integer_sums(keys: np.ndarray, values: np.ndarray, length: int, most: int) -> np.ndarray:
-    """The sum of ``values`` by key, exactly: summed as floats where no sum can pass 2^53
-    (``most`` bounds them; every partial sum is then a whole number a float holds), else in
-    64-bit integers."""
-    if most < 2**53:
-        return np.rint(np.bincount(keys, values.astype(np.float64), minlength=length)).astype(np.int64)
-    sums = np.zeros(length, dtype=np.int64)
-    np.add.at(sums, keys, values)
-    return sums
-
-
-def _incidence(net: Network, traffic: Traffic) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every resource each transfer crosses, once, as two columns (resource, transfer):
-    composed routes from the route table's arrays, the others from the network pair by pair;
-    and each transfer's slowest slot rate, as its rank in ``net.slot_rate_ranks()``."""
-    routes = _HostRoutes(net, traffic)
-    src, dst = traffic.src_index, traffic.dst_index
-    pair, composed = routes.pairs(src, dst)
-    mine = np.flatnonzero(composed)
-    src, dst, pairs = src[mine], dst[mine], pair[mine]
-    up, down = routes.up_resource[src], routes.down_resource[dst]
-    # A host's transfer to itself over a shared-duplex cable crosses that resource once.
-    twice = down == up
-    table = net.route_table()
-    lengths, position = _pair_positions(table, pairs)
-    resources = [up, down[~twice], table.pair_resources[position]]
-    transfers = [mine, mine[~twice], np.repeat(mine, lengths)]
-    slowest = np.full(len(traffic), routes.n_rates, dtype=np.int64)
-    slowest[mine] = routes.slowest(src, dst, pairs)
-    hosts = traffic.host_table
-    alone = np.flatnonzero(~composed).tolist()
-    if alone:
-        rate_rank = net.slot_rate_ranks()[1]
-        paths = [sorted(net.path_resources(hosts[traffic.src_index[i]], hosts[traffic.dst_index[i]])) for i in alone]
-        resources.append(np.array([r for path in paths for r in path], dtype=np.int64))
-        transfers.append(np.repeat(np.array(alone, dtype=np.int64), [len(path) for path in paths]))
-        slowest[alone] = [min(rate_rank[r] for r in path) for path in paths]
-    return np.concatenate(resources).astype(np.int64), np.concatenate(transfers).astype(np.int64), slowest
+    frame_time = Fraction(max(frame_units), scale)
+    return (used, {r: int(counts[r]) for r in used}, {r: bytes_on[r] for r in used}, frame_time)
 
 
 def _pair_positions(table: RouteTable, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -451,52 +396,7 @@ def resource_usage(net: Network, traffic: Traffic) -> dict[int, dict[tuple[int, 
     return usage
 
 
-class _HostRoutes:
-    """Each host of a traffic's host table on a network, as composed routes see it: its link up
-    and down as resources and their slot-rate ranks, its switch and its target, and the
-    (switch, target) pairs between them."""
-
-    def __init__(self, net: Network, traffic: Traffic) -> None:
-        table = net.route_table()
-        rate_values, rank_list = net.slot_rate_ranks()
-        rank = np.array(rank_list + [len(rate_values)], dtype=np.int64)  # the last: no resource
-        self.n_rates = len(rate_values)
-        on_net = traffic.network_hosts(net)
-        known = on_net >= 0
-        self.up_switch = np.where(known, table.up_switch[on_net], -1)
-        self.down_target = np.where(known, table.down_target[on_net], -1)
-        self.up_resource = np.where(self.up_switch >= 0, table.up_resource[on_net], -1)
-        self.down_resource = np.where(self.down_target >= 0, table.down_resource[on_net], -1)
-        self.up_rank, self.down_rank = rank[self.up_resource], rank[self.down_resource]
-        n, m = len(table.switches), len(table.targets)
-        # One entry at least: transfers not composed look up pair 0 before they are set aside.
-        self.pair_known = table.pair_known if n else np.zeros(1, dtype=bool)
-        self.pair_rank = _pair_min_rank(table, rank[:-1], self.n_rates) if n else np.zeros(1, dtype=np.int64)
-        # A transfer's pair (switch, target) is pair_up[src] + pair_down[dst]: one gather an end.
-        self.pair_up = np.maximum(self.up_switch, 0) * m
-        self.pair_down = np.maximum(self.down_target, 0)
-        # With return_counts, np.unique does not load numpy.ma to ask whether the array is masked
-        # (some 10 ms of every command's start-up).
-        homes_up = np.unique(self.up_switch, return_counts=True)[0]
-        homes_down = np.unique(self.down_target, return_counts=True)[0]
-        self.all_composed = bool(homes_up.min() >= 0 and homes_down.min() >= 0
-                                 and table.pair_known[(homes_up[:, None] * m + homes_down).ravel()].all())
-
-    def pairs(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each transfer's (switch, target) pair, 0 where its route is not composed, and whether
-        it is (both ends composed, and the pair routed)."""
-        pair = self.pair_up[src] + self.pair_down[dst]
-        composed = (self.up_switch[src] >= 0) & (self.down_target[dst] >= 0)
-        pair[~composed] = 0
-        composed &= self.pair_known[pair]
-        return pair, composed
-
-    def slowest(self, src: np.ndarray, dst: np.ndarray, pair: np.ndarray) -> np.ndarray:
-        """Each composed transfer's slot rate, as the rank of the slowest on its route."""
-        return np.minimum(np.minimum(self.up_rank[src], self.down_rank[dst]), self.pair_rank[pair])
-
-
-class _Ends(_HostRoutes):
+class _Ends(HostRoutes):
     """What :func:`resource_usage` needs besides the routes: keys into the counts and the
     transfers' classes (size and slot rate)."""
 
@@ -546,17 +446,6 @@ def _distinct_sizes(traffic: Traffic) -> tuple[list[int], np.ndarray | None]:
         return [traffic.uniform_size], None
     values, inverse = np.unique(traffic.sizes, return_inverse=True)
     return [int(v) for v in values], inverse.astype(np.int64).reshape(-1)
-
-
-def _pair_min_rank(table: RouteTable, rank: np.ndarray, n_rates: int) -> np.ndarray:
-    """The smallest slot-rate rank between each pair of switches (``n_rates`` when none)."""
-    lengths = np.diff(table.pair_offsets)
-    result = np.full(len(lengths), n_rates, dtype=np.int64)
-    some = np.flatnonzero(lengths)
-    if len(some):
-        # Empty pairs between two starts add nothing, so each reduction spans one pair.
-        result[some] = np.minimum.reduceat(rank[table.pair_resources], table.pair_offsets[some])
-    return result
 
 
 def _add_alone(net: Network, traffic: Traffic, alone_tally: _Tally, size_values: list[int],

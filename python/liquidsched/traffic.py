@@ -20,7 +20,7 @@ import numpy as np
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
 from .io.files import read_document
-from .io.traffic_csv import read_transfer_columns
+from .io.traffic_csv import host_table, read_transfer_table
 from .matrices import SPEC_FIELDS as MATRIX_FIELDS
 from .moe import SPEC_FIELDS as MOE_FIELDS
 from .network import Network
@@ -60,8 +60,9 @@ class Traffic:
 
     def __init__(self, transfers: Iterable[Transfer], name: str = "traffic") -> None:
         given = tuple(transfers)
-        hosts, src, dst = _indexed([t.src for t in given], [t.dst for t in given])
-        self._set_columns(hosts, src, dst, _size_column([t.size_bytes for t in given]), name)
+        hosts, src, dst = host_table([t.src for t in given], [t.dst for t in given])
+        dtype = _index_dtype(len(hosts))
+        self._set_columns(hosts, src.astype(dtype), dst.astype(dtype), _size_column([t.size_bytes for t in given]), name)
         # Kept as given, so that iteration returns these objects and check() sees bad sizes.
         self._transfers = given
 
@@ -320,16 +321,6 @@ def _size_dtype(sizes: Sequence[Any]) -> type:
     ok = all(isinstance(z, (int, np.integer)) and not isinstance(z, (bool, np.bool_)) and -2 ** 63 < z < 2 ** 63
              for z in sizes)
     return np.int64 if ok else object
-
-
-def _indexed(src: Sequence[str], dst: Sequence[str]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """The host table of these senders and receivers (senders first, each host where it is
-    first met) and both columns as indices into it."""
-    table: dict[str, int] = {}
-    src_index = np.fromiter((table.setdefault(h, len(table)) for h in src), np.int64, len(src))
-    dst_index = np.fromiter((table.setdefault(h, len(table)) for h in dst), np.int64, len(dst))
-    dtype = _index_dtype(len(table))
-    return tuple(table), src_index.astype(dtype), dst_index.astype(dtype)
 
 
 def _size_column(sizes: list[Any] | np.ndarray) -> np.ndarray:
@@ -631,15 +622,14 @@ def load_traffic(path: str | os.PathLike, default_size_bytes: int | None = None)
     """Read a traffic: JSON/YAML ``{transfers: [{src, dst, size_bytes}]}``, or CSV either as rows
     with a header naming the columns ``src``, ``dst`` and ``size_bytes`` (in any order) or as a
     matrix whose first row names the receivers and first column the senders (an empty or 0 cell
-    is no transfer; :func:`~liquidsched.io.traffic_csv.read_transfer_columns`).
+    is no transfer; :func:`~liquidsched.io.traffic_csv.read_transfer_table`).
 
     A JSON/YAML transfer without ``size_bytes`` takes ``default_size_bytes``; without one it is
     refused."""
     p = Path(path)
     if p.suffix.lower() != ".csv":
         return Traffic.from_dict(read_document(p, TrafficError), str(p), default_size_bytes)
-    src, dst, sizes = read_transfer_columns(p)
-    return Traffic.from_arrays(*_indexed(src, dst), sizes, p.stem)
+    return Traffic.from_arrays(*read_transfer_table(p), p.stem)
 
 
 # -- by name -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ pub mod simulate;
 pub mod slots;
 pub mod steady;
 pub mod sweep;
+pub mod traffic;
 pub mod weighted;
 #[cfg(test)]
 mod testing;

@@ -1,6 +1,10 @@
 """Traffic files in CSV: transfers as rows (``src,dst,size_bytes``, in any order) or as a matrix
-whose header row names the receivers and first column the senders. The reader gives plain
-``(src, dst, size_bytes)`` rows; :func:`liquidsched.traffic.load_traffic` makes the traffic.
+whose header row names the receivers and first column the senders. The reader gives the
+transfers as columns; :func:`liquidsched.traffic.load_traffic` makes the traffic.
+
+A file of plain rows (sizes in digits, no quotes) is read by the core at once; every other form,
+and every file with something wrong in it, by the general reader here, which names the line and
+column of what is wrong.
 """
 
 from __future__ import annotations
@@ -10,10 +14,11 @@ import csv
 import gc
 import io
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 
+from .. import _core
 from ..errors import TrafficError
 from ..units import MAX_SIZE_BYTES, parse_size
 from .files import read_text
@@ -22,11 +27,38 @@ from .files import read_text
 Row = tuple[str, str, int]
 
 
-def read_transfer_columns(p: Path) -> tuple[list[str], list[str], np.ndarray]:
-    """The transfers of a CSV traffic file as three columns (senders, receivers, sizes), in file
-    order, refused with the line and column of what is wrong; a file of a million rows takes no
-    object per transfer beyond the names."""
+#: A traffic's transfers as columns: the host table, and for each transfer in file order its
+#: sender's and receiver's index in the table and its size.
+Columns = tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]
+
+
+def read_transfer_table(p: Path) -> Columns:
+    """The transfers of a CSV traffic file as columns, the host table listing the senders first,
+    each where first met, then the receivers; refused with the line and column of what is
+    wrong. A file of plain rows takes no Python object per transfer."""
     text = read_text(p, TrafficError)  # a byte-order mark is dropped there
+    plain = _core.read_plain_rows(text, MAX_SIZE_BYTES)
+    if plain is not None:
+        hosts, src, dst, sizes = plain
+        return (tuple(hosts), np.frombuffer(src, dtype="<u4"), np.frombuffer(dst, dtype="<u4"),
+                np.frombuffer(sizes, dtype="<u8").astype(np.int64))
+    src_names, dst_names, sizes = read_transfer_columns(p, text)
+    return (*host_table(src_names, dst_names), sizes)
+
+
+def host_table(src: Sequence[str], dst: Sequence[str]) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """The host table of these senders and receivers (senders first, each host where it is
+    first met) and both columns as indices into it."""
+    table: dict[str, int] = {}
+    src_index = np.fromiter((table.setdefault(h, len(table)) for h in src), np.int64, len(src))
+    dst_index = np.fromiter((table.setdefault(h, len(table)) for h in dst), np.int64, len(dst))
+    return tuple(table), src_index, dst_index
+
+
+def read_transfer_columns(p: Path, text: str) -> tuple[list[str], list[str], np.ndarray]:
+    """The transfers of the CSV traffic file ``p`` whose text is ``text`` as three columns
+    (senders, receivers, sizes), in file order, refused with the line and column of what is
+    wrong."""
     # A row is blank when every cell is; its first cell alone says no for most rows. Without
     # quotes a line's cells are what lies between its commas, as the csv module would read them.
     lines = text.splitlines() if '"' not in text else None

@@ -1,0 +1,18 @@
+//! Traffics as columns: reading a traffic file's plain rows, and what a traffic puts on each
+//! resource (transfers, bytes and the frame time bound), in exact integers.
+//!
+//! A traffic here is three columns (sender, receiver, size) of host indices and bytes; routes
+//! come composed as the Python side's route table holds them (a transfer's link up, its link
+//! down, and the run of resources between its switch and its target). Names, checks and every
+//! message about a user's file stay on the Python side.
+//!
+//! The parts: `rows` (a CSV file of plain rows read at once), `routes` (each transfer's
+//! resources from the composed route table), `loads` (per-resource sums).
+
+mod loads;
+mod routes;
+mod rows;
+
+pub use loads::{resource_sums, ResourceSums};
+pub use routes::TransferRoutes;
+pub use rows::{read_plain_rows, TransferRows};

@@ -1,0 +1,113 @@
+//! Bindings of traffics as columns: a file's plain rows, each transfer's route, and what the
+//! transfers put on each resource.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use liquidsched_core::traffic::{self, TransferRoutes};
+
+use crate::columns::{i64_column, u32_bytes, u64_bytes, u64_column};
+use crate::{interruptible, to_py_err};
+
+/// The rows of a CSV traffic `text` when it is plain rows (`src,dst,size_bytes` in any order,
+/// sizes in digits up to `max_size`): `(hosts, src, dst, sizes)`, the columns as little-endian
+/// bytes (u32, u32, u64); None when the general reader must read it.
+#[pyfunction]
+fn read_plain_rows<'py>(
+    py: Python<'py>,
+    text: &str,
+    max_size: u64,
+) -> Option<(
+    Vec<String>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+)> {
+    let rows = py.detach(|| traffic::read_plain_rows(text, max_size))?;
+    Some((
+        rows.hosts,
+        u32_bytes(py, &rows.src),
+        u32_bytes(py, &rows.dst),
+        u64_bytes(py, &rows.sizes),
+    ))
+}
+
+/// The routes of a traffic's transfers from their columns (little-endian i64 bytes): each
+/// transfer's link up and down and run (negative: none), the runs' offsets and resources.
+fn routes(py: Python<'_>, columns: [&[u8]; 5], resources: usize) -> PyResult<TransferRoutes> {
+    let [up, down, run, offsets, run_resources] = columns;
+    TransferRoutes::new(
+        i64_column(py, up, "up")?,
+        i64_column(py, down, "down")?,
+        i64_column(py, run, "run")?,
+        i64_column(py, offsets, "run_offsets")?,
+        i64_column(py, run_resources, "run_resources")?,
+        resources,
+    )
+    .map_err(|e| to_py_err(py, e))
+}
+
+/// Per resource, the transfers crossing it, their bytes and its frame time bound in units of
+/// `weights` (a transfer takes `size * weight` units in its slots): `(counts, bytes,
+/// frame_units)`, the first as little-endian u64 bytes, the others as lists of ints.
+#[pyfunction]
+#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, sizes, weights, slots))]
+#[allow(clippy::too_many_arguments)]
+fn resource_sums<'py>(
+    py: Python<'py>,
+    up: &[u8],
+    down: &[u8],
+    run: &[u8],
+    run_offsets: &[u8],
+    run_resources: &[u8],
+    resources: usize,
+    sizes: &[u8],
+    weights: &[u8],
+    slots: Vec<u32>,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<u128>, Vec<u128>)> {
+    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
+    let (sizes, weights) = (
+        u64_column(py, sizes, "sizes")?,
+        u64_column(py, weights, "weights")?,
+    );
+    let sums = py
+        .detach(|| traffic::resource_sums(&routes, &sizes, &weights, &slots))
+        .map_err(|e| to_py_err(py, e))?;
+    Ok((u64_bytes(py, &sums.counts), sums.bytes, sums.frame_units))
+}
+
+/// DSatur on the transfers of these routes: the frame of each transfer (little-endian u32
+/// bytes), frames numbered in order.
+#[pyfunction]
+#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, slots))]
+#[allow(clippy::too_many_arguments)]
+fn dsatur_frames<'py>(
+    py: Python<'py>,
+    up: &[u8],
+    down: &[u8],
+    run: &[u8],
+    run_offsets: &[u8],
+    run_resources: &[u8],
+    resources: usize,
+    slots: Vec<u32>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
+    let frames = interruptible(py, |interrupt| {
+        let paths = routes.paths();
+        liquidsched_core::coloring::dsatur_with(&paths, resources, &slots, interrupt)
+    })?;
+    let mut frame_of = vec![0u32; routes.len()];
+    for (f, frame) in frames.iter().enumerate() {
+        for &t in frame {
+            frame_of[t as usize] = f as u32;
+        }
+    }
+    Ok(u32_bytes(py, &frame_of))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read_plain_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(resource_sums, m)?)?;
+    m.add_function(wrap_pyfunction!(dsatur_frames, m)?)?;
+    Ok(())
+}
