@@ -23,6 +23,21 @@ fn words(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<[u8; 8]>> {
         .collect())
 }
 
+/// A column of unsigned 32-bit integers.
+pub(crate) fn u32_column(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<u32>> {
+    if !bytes.len().is_multiple_of(4) {
+        let msg = format!(
+            "{what}: {} bytes is not a whole number of 32-bit values",
+            bytes.len()
+        );
+        return Err(to_py_err(py, CoreError::InvalidInput(msg)));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect())
+}
+
 /// A column of signed 64-bit integers.
 pub(crate) fn i64_column(py: Python<'_>, bytes: &[u8], what: &str) -> PyResult<Vec<i64>> {
     Ok(words(py, bytes, what)?

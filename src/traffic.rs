@@ -6,7 +6,7 @@ use pyo3::types::PyBytes;
 
 use liquidsched_core::traffic::{self, TransferRoutes};
 
-use crate::columns::{i64_column, u32_bytes, u64_bytes, u64_column};
+use crate::columns::{i64_column, u32_bytes, u32_column, u64_bytes, u64_column};
 use crate::{interruptible, to_py_err};
 
 /// The rows of a CSV traffic `text` when it is plain rows (`src,dst,size_bytes` in any order,
@@ -105,9 +105,38 @@ fn dsatur_frames<'py>(
     Ok(u32_bytes(py, &frame_of))
 }
 
+/// The resources that carry more transfers of one frame than their slots (empty: one each),
+/// transfer `t` in frame `frame_of[t]` (little-endian u32 bytes): `(frame, resource,
+/// transfers)`, by frame then resource.
+#[pyfunction]
+#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, frame_of, slots))]
+#[allow(clippy::too_many_arguments)]
+fn overloads(
+    py: Python<'_>,
+    up: &[u8],
+    down: &[u8],
+    run: &[u8],
+    run_offsets: &[u8],
+    run_resources: &[u8],
+    resources: usize,
+    frame_of: &[u8],
+    slots: Vec<u32>,
+) -> PyResult<Vec<(u32, u32, u32)>> {
+    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
+    let frame_of = u32_column(py, frame_of, "frame_of")?;
+    let found = py
+        .detach(|| traffic::overloads(&routes, &frame_of, &slots))
+        .map_err(|e| to_py_err(py, e))?;
+    Ok(found
+        .into_iter()
+        .map(|o| (o.frame, o.resource, o.transfers))
+        .collect())
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_plain_rows, m)?)?;
     m.add_function(wrap_pyfunction!(resource_sums, m)?)?;
     m.add_function(wrap_pyfunction!(dsatur_frames, m)?)?;
+    m.add_function(wrap_pyfunction!(overloads, m)?)?;
     Ok(())
 }

@@ -91,4 +91,6 @@ def test_calibrated_gap_is_the_emulated_links_time_per_packet(capsys):
     report = json.loads(capsys.readouterr().out)
     wire = 16384 / 2.5e6
     assert 0.85 * wire <= report["parameters"]["gap_s"] <= 1.3 * wire
-    assert 0.9 * 2 * (16384 - 3 * 1514) / 2.5e6 <= report["round_trip_s"] <= 2.4 * wire
+    # Above: the two crossings with room for what a busy machine adds (a round trip waits for
+    # two ranks to be scheduled; measured 2.4 × the wire time with both cores busy).
+    assert 0.9 * 2 * (16384 - 3 * 1514) / 2.5e6 <= report["round_trip_s"] <= 4 * wire

@@ -28,7 +28,7 @@ from . import _core
 from .errors import ProblemTooLargeError
 from .network import Network, RouteTable
 from .traffic import CHUNK, Traffic
-from .transfer_routes import HostRoutes, transfer_routes, time_weights
+from .transfer_routes import HostRoutes, cached_transfer_routes, time_weights
 
 
 @dataclass(frozen=True)
@@ -278,7 +278,7 @@ def _per_transfer_sums(net: Network, traffic: Traffic) -> PerResource | None:
     sizes = np.asarray(traffic.sizes)
     if sizes.dtype == object:
         return None
-    routes = transfer_routes(net, traffic)
+    routes = cached_transfer_routes(net, traffic)
     weights = time_weights(net, routes.slowest)
     if weights is None:
         return None

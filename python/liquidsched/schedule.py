@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from .bounds import Bound, SlotTimes, compute_bound, slot_times
 from .errors import ScheduleFormatError
 from .io.fields import Fields, read_count, read_id, read_list, read_mapping, read_number, read_str
@@ -29,6 +31,8 @@ from .traffic import Traffic
 FORMAT = "liquidsched-schedule"
 VERSION = 1
 E = ScheduleFormatError
+#: Schedules of this many transfers or more are written without indentation (faster, smaller).
+COMPACT_TRANSFERS = 10_000
 
 
 @dataclass(frozen=True)
@@ -67,10 +71,48 @@ class Schedule:
                  info: ScheduleInfo, relay: Relay | None = None) -> None:
         self.network = network
         self.traffic = traffic
-        self.frames: list[list[Piece]] = [list(f) for f in frames]
+        self._frames: list[list[Piece]] | None = [list(f) for f in frames]
+        self._columns: FrameColumns | None = None
         self.info = info
         self.relay = relay
         self._bound: Bound | None = None
+
+    @classmethod
+    def from_frame_of(cls, network: Network, traffic: Traffic, frame_of: np.ndarray, info: ScheduleInfo) -> Schedule:
+        """A schedule of whole transfers given as each transfer's frame (numbered from 0),
+        held as that column: a schedule of millions of transfers takes no Python object per
+        transfer until its frames are asked for (:attr:`frames`).
+
+        Examples
+        --------
+        >>> from liquidsched.topologies import two_switch
+        >>> from liquidsched.traffic import Traffic, Transfer
+        >>> t = Traffic([Transfer("t1", "r4"), Transfer("t2", "r5"), Transfer("t3", "t1")])
+        >>> s = Schedule.from_frame_of(two_switch(), t, np.array([1, 0, 0]), ScheduleInfo("by hand"))
+        >>> s.length, [[p.transfer for p in f] for f in s.frames]
+        (2, [['t2->r5', 't3->t1'], ['t1->r4']])
+        """
+        schedule = cls(network, traffic, (), info)
+        schedule._frames = None
+        schedule._columns = FrameColumns.of(frame_of, len(traffic))
+        return schedule
+
+    @property
+    def frames(self) -> list[list[Piece]]:
+        """The frames as lists of pieces. A schedule held as a column (:meth:`from_frame_of`)
+        makes them at the first call and is held by them from then on, as they may be changed."""
+        if self._frames is None:
+            pieces = _whole_pieces(self.traffic)
+            order = self._columns.order.tolist()
+            starts = self._columns.starts.tolist()
+            self._frames = [[pieces[i] for i in order[a:b]] for a, b in zip(starts, starts[1:])]
+            self._columns = None
+        return self._frames
+
+    @property
+    def frame_columns(self) -> FrameColumns | None:
+        """The frame of each transfer while the schedule is held as a column, else None."""
+        return self._columns
 
     @property
     def exchange(self) -> Traffic:
@@ -82,15 +124,13 @@ class Schedule:
     def from_indices(cls, network: Network, traffic: Traffic, frames: Iterable[Iterable[int]],
                      info: ScheduleInfo) -> Schedule:
         """A schedule of whole transfers, frames given as transfer indices."""
-        pieces = traffic.derived.get("whole_pieces")
-        if pieces is None:
-            pieces = traffic.derived["whole_pieces"] = [Piece(n, t.size_bytes) for n, t in zip(traffic.names, traffic)]
+        pieces = _whole_pieces(traffic)
         return cls(network, traffic, [[pieces[i] for i in f] for f in frames], info)
 
     @property
     def length(self) -> int:
         """Number of timeframes."""
-        return len(self.frames)
+        return len(self._columns.starts) - 1 if self._columns is not None else len(self.frames)
 
     def frame_steps(self) -> list[int]:
         """The step of each frame, non-decreasing. A stepped algorithm (shuffle, pairwise) that
@@ -99,9 +139,9 @@ class Schedule:
         simulator, and the shuffle and pairwise modes of the executor, go step by step."""
         steps = self.info.stats.get("frame_steps")
         if steps is None:
-            return list(range(len(self.frames)))
-        if len(steps) != len(self.frames) or any(b < a for a, b in zip(steps, steps[1:])):
-            raise ScheduleFormatError(f"info.stats.frame_steps: expected {len(self.frames)} non-decreasing steps, "
+            return list(range(self.length))
+        if len(steps) != self.length or any(b < a for a, b in zip(steps, steps[1:])):
+            raise ScheduleFormatError(f"info.stats.frame_steps: expected {self.length} non-decreasing steps, "
                              f"one per frame")
         return [int(s) for s in steps]
 
@@ -127,6 +167,8 @@ class Schedule:
 
     def _known_makespan(self) -> Fraction | None:
         """The makespan, or None when a piece names an unknown transfer."""
+        if self._columns is not None:
+            return self.makespan_s()
         if any(p.transfer not in self.traffic.index for frame in self.frames for p in frame):
             return None
         return self.makespan_s()
@@ -139,9 +181,16 @@ class Schedule:
             return None
         if makespan in (self.bound.duration_s, self.bound.frame_bound_time_s):
             return True
-        if self.info.optimal and len(self._slot_times().values) == 1:
+        if self.info.optimal and self._one_slot_time():
             return True
         return None
+
+    def _one_slot_time(self) -> bool:
+        """Whether every transfer takes as long in its slots."""
+        units = self._columns and self._columns.time_units(self.network, self.traffic)
+        if units:
+            return len(np.unique(units[0])) <= 1
+        return len(self._slot_times().values) == 1
 
     def _slot_times(self) -> SlotTimes:
         return slot_times(self.network, self.traffic)
@@ -149,6 +198,13 @@ class Schedule:
     def frame_durations_s(self, overhead_s: float = 0.0) -> list[Fraction]:
         """Each frame as long as its longest piece at its slot rate (bytes over the smallest
         capacity / slots on its path), plus ``overhead_s``."""
+        units = self._columns and self._columns.time_units(self.network, self.traffic)
+        if units:
+            # Transfer by transfer in integers: a frame's longest in units, then one Fraction.
+            times, scale = units
+            longest = np.zeros(self.length, dtype=np.int64)
+            np.maximum.at(longest, self._columns.frame_of, times)
+            return [Fraction(u, scale) + Fraction(overhead_s) for u in longest.tolist()]
         index, sizes = self.traffic.index, self.traffic.transfers
         times = self._slot_times()
         ranks, values = times.ranks, times.values
@@ -226,6 +282,8 @@ class Schedule:
 
     def whole_transfers(self) -> bool:
         """Whether every piece is a whole transfer (what the frame bound counts frames of)."""
+        if self._columns is not None:
+            return True
         index, transfers = self.traffic.index, self.traffic.transfers
         return all(p.transfer in index and p.bytes == transfers[index[p.transfer]].size_bytes
                    for frame in self.frames for p in frame)
@@ -243,11 +301,19 @@ class Schedule:
                      "stats": info.stats, "time_s": info.time_s},
             "network": topology_to_dict(self.network),
             "traffic": self.traffic.to_dict(),
-            "frames": [[{"transfer": p.transfer, "bytes": p.bytes} for p in f] for f in self.frames],
+            "frames": self._frame_dicts(),
         }
         if self.relay is not None:
             doc["relay"] = self.relay.to_dict(self.traffic)
         return doc
+
+    def _frame_dicts(self) -> list[list[dict[str, Any]]]:
+        """The frames as the file writes them (from the column where the schedule is one)."""
+        if self._columns is None:
+            return [[{"transfer": p.transfer, "bytes": p.bytes} for p in f] for f in self.frames]
+        names, sizes = self.traffic.names, np.asarray(self.traffic.sizes).tolist()
+        order, starts = self._columns.order.tolist(), self._columns.starts.tolist()
+        return [[{"transfer": names[i], "bytes": sizes[i]} for i in order[a:b]] for a, b in zip(starts, starts[1:])]
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "") -> Schedule:
@@ -278,8 +344,9 @@ class Schedule:
         return cls(network, traffic, frames, info, relay)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the schedule file (JSON), atomically."""
-        write_document(self.to_dict(), path)
+        """Write the schedule file (JSON), atomically; without indentation from
+        :data:`COMPACT_TRANSFERS` transfers on."""
+        write_document(self.to_dict(), path, compact=len(self.traffic) >= COMPACT_TRANSFERS)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:
@@ -287,6 +354,49 @@ class Schedule:
 
     def __repr__(self) -> str:
         return f"Schedule({self.info.algorithm!r}, {self.length} frames, {len(self.traffic)} transfers)"
+
+
+def _whole_pieces(traffic: Traffic) -> list[Piece]:
+    """A piece of each whole transfer, made once per traffic."""
+    pieces = traffic.derived.get("whole_pieces")
+    if pieces is None:
+        pieces = traffic.derived["whole_pieces"] = [Piece(n, t.size_bytes) for n, t in zip(traffic.names, traffic)]
+    return pieces
+
+
+@dataclass(frozen=True)
+class FrameColumns:
+    """A schedule of whole transfers as columns: transfer ``t`` is in frame ``frame_of[t]``;
+    ``order`` lists the transfers frame after frame (by index within a frame), frame ``f``
+    being ``order[starts[f]:starts[f + 1]]``."""
+
+    frame_of: np.ndarray
+    order: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, frame_of: np.ndarray, transfers: int) -> FrameColumns:
+        frame_of = np.asarray(frame_of)
+        if frame_of.shape != (transfers,) or frame_of.dtype.kind not in "iu" or (transfers and frame_of.min() < 0):
+            raise ValueError(f"frame_of: expected a frame number from 0 for each of the {transfers} transfers")
+        frame_of = frame_of.astype(np.int64)
+        frames = int(frame_of.max()) + 1 if transfers else 0
+        starts = np.concatenate([[0], np.cumsum(np.bincount(frame_of, minlength=frames))])
+        return cls(frame_of, np.argsort(frame_of, kind="stable"), starts)
+
+    def time_units(self, net: Network, traffic: Traffic) -> tuple[np.ndarray, int] | None:
+        """Each transfer's time in its slots as a whole number of units, and the units in a
+        second; None when they do not fit in 64 bits."""
+        from .transfer_routes import cached_transfer_routes, time_weights
+
+        sizes = np.asarray(traffic.sizes)
+        weights = time_weights(net, cached_transfer_routes(net, traffic).slowest)
+        if weights is None or sizes.dtype == object:
+            return None
+        weight, scale = weights
+        if len(sizes) and int(sizes.max()) * int(weight.max()) >= 2**63:
+            return None
+        return sizes.astype(np.int64) * weight.astype(np.int64), scale
 
 
 def frames_of_shares(traffic: Traffic, steps: Iterable[Iterable[tuple[int, Any]]],

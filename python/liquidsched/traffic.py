@@ -158,13 +158,10 @@ class Traffic:
     def names(self) -> list[str]:
         """Each transfer's unique name, ``src->dst`` then ``src->dst#2``, … for repeats."""
         if self._names is None:
-            seen: dict[tuple[str, str], int] = {}
-            names = []
-            for t in self.transfers:
-                k = seen.get((t.src, t.dst), 0) + 1
-                seen[(t.src, t.dst)] = k
-                names.append(f"{t.src}->{t.dst}" + (f"#{k}" if k > 1 else ""))
-            self._names = names
+            hosts = self.host_table
+            pairs = [f"{hosts[s]}->{hosts[d]}" for s, d in zip(self._src.tolist(), self._dst.tolist())]
+            occurrence = _occurrences(self._src, self._dst, len(hosts))
+            self._names = pairs if len(occurrence) == 0 or occurrence.max() == 1 else _numbered(pairs, occurrence)
         return self._names
 
     @property
@@ -279,8 +276,11 @@ class Traffic:
         return self._resolved
 
     def to_dict(self) -> dict[str, Any]:
+        hosts = self.host_table
+        sizes = [_plain(z) for z in self._sizes.tolist()] if self._sizes.dtype == object else self._sizes.tolist()
         return {"name": self.name,
-                "transfers": [{"src": t.src, "dst": t.dst, "size_bytes": t.size_bytes} for t in self.transfers]}
+                "transfers": [{"src": hosts[s], "dst": hosts[d], "size_bytes": z}
+                              for s, d, z in zip(self._src.tolist(), self._dst.tolist(), sizes)]}
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "traffic", default_size_bytes: int | None = None) -> Traffic:
@@ -334,6 +334,22 @@ def _size_column(sizes: list[Any] | np.ndarray) -> np.ndarray:
         column[:] = sizes
         return column
     return np.array(sizes, dtype=np.int64).reshape(len(sizes))
+
+
+def _occurrences(src: np.ndarray, dst: np.ndarray, hosts: int) -> np.ndarray:
+    """Each transfer's rank among the transfers between the same two hosts, from 1, in order."""
+    key = src.astype(np.int64) * hosts + dst
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    first = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if len(key) else order
+    rank = np.empty(len(key), dtype=np.int64)
+    rank[order] = np.arange(len(key)) - np.repeat(first, np.diff(np.append(first, len(key)))) + 1
+    return rank
+
+
+def _numbered(pairs: list[str], occurrence: np.ndarray) -> list[str]:
+    """Names from ``src->dst`` pairs, the repeats of a pair numbered ``#2``, ``#3``, …"""
+    return [pair if k == 1 else f"{pair}#{k}" for pair, k in zip(pairs, occurrence.tolist())]
 
 
 def _plain(z: Any) -> Any:

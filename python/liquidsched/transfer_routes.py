@@ -64,6 +64,14 @@ def transfer_routes(net: Network, traffic: Traffic) -> TransferRoutes:
     return TransferRoutes(up, down, run, offsets, resources, slowest)
 
 
+def cached_transfer_routes(net: Network, traffic: Traffic) -> TransferRoutes:
+    """:func:`transfer_routes`, computed once per traffic and network."""
+    cached = traffic.derived.get("transfer_routes")
+    if cached is None or cached[0] is not net:
+        cached = traffic.derived["transfer_routes"] = (net, transfer_routes(net, traffic))
+    return cached[1]
+
+
 def _add_own_runs(net: Network, traffic: Traffic, alone: np.ndarray, run: np.ndarray, slowest: np.ndarray,
                   offsets: np.ndarray, resources: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Give each host pair of the ``alone`` transfers its route as a run of its own, after the

@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from . import _core
 from .errors import InputError, ScheduleInvalidError, at
 from .schedule import Piece, Schedule
 from .wording import plural
@@ -134,6 +137,8 @@ def validate(schedule: Schedule) -> list[Violation]:
     >>> [str(v) for v in validate(s)]
     ['frame 1: resource l_ab has 1 slot but carries 2 transfers: t1->r4, t2->r5']
     """
+    if schedule.frame_columns is not None:
+        return _column_violations(schedule)
     net, traffic = schedule.network, schedule.traffic
     violations: list[Violation] = []
     for f, frame in enumerate(schedule.frames, start=1):
@@ -164,6 +169,27 @@ def validate(schedule: Schedule) -> list[Violation]:
     last = len(schedule.frames) + 1
     return sorted(delivery + violations, key=lambda v: (last if v.frame is None else v.frame,
                                                         v.kind in ("empty-frame", "conflict")))
+
+
+def _column_violations(schedule: Schedule) -> list[Violation]:
+    """The violations of a schedule held as a column: empty frames, and resources that carry
+    more transfers of a frame than their slots, in frame order."""
+    from .transfer_routes import cached_transfer_routes, routes_of
+
+    net, traffic, columns = schedule.network, schedule.traffic, schedule.frame_columns
+    routes = cached_transfer_routes(net, traffic)
+    frame_of = columns.frame_of.astype("<u4").tobytes()
+    overloaded = _core.overloads(*routes.core_columns(), len(net.resources), frame_of, net.resource_slots)
+    found: dict[int, list[Violation]] = {f: [Violation("empty-frame", f"frame {f + 1} is empty", f + 1)]
+                                         for f in np.flatnonzero(np.diff(columns.starts) == 0).tolist()}
+    for f, r, n in overloaded:
+        members = columns.order[columns.starts[f]:columns.starts[f + 1]].tolist()
+        names = [traffic.names[t] for t in members if r in routes_of(routes, t)]
+        slots = net.resource_slots[r]
+        found.setdefault(f, []).append(Violation(
+            "conflict", f"frame {f + 1}: resource {net.resources[r]} has {plural(slots, 'slot')} but carries "
+                        f"{n} transfers: {', '.join(names)}", f + 1))
+    return [v for f in sorted(found) for v in found[f]]
 
 
 def relay_violations(schedule: Schedule) -> list[Violation]:

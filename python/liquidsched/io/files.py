@@ -295,13 +295,46 @@ def read_document(path: str | os.PathLike, error: type[Exception] = InputError, 
     return parse_document(read_text(path, error), str(p), strict_json, error)
 
 
-def dump_document(data: Any, path: str | os.PathLike) -> str:
-    """Serialise ``data`` as JSON (``.json`` or standard output) or YAML (anything else)."""
+def dump_document(data: Any, path: str | os.PathLike, compact: bool = False) -> str:
+    """Serialise ``data`` as JSON (``.json`` or standard output) or YAML (anything else);
+    ``compact`` for documents of millions of items: JSON indented down to :data:`INDENTED_DEPTH`
+    only, each item below on one line written by the C encoder (indented JSON is written by
+    Python's pure-Python encoder, some ten times slower), YAML by libyaml where PyYAML has it."""
     if str(path) == "-" or Path(path).suffix.lower() == ".json":
-        return json.dumps(data, indent=2) + "\n"
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+        return (_json_indented_to(data, INDENTED_DEPTH) if compact else json.dumps(data, indent=2)) + "\n"
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper) if compact else yaml.SafeDumper
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
 
 
-def write_document(data: Any, path: str | os.PathLike) -> None:
-    """Write ``data`` as JSON or YAML (by extension), whole or not at all."""
-    write_output(path, dump_document(data, path))
+#: How deep a compact JSON document is indented: below, a list is written as lines of
+#: :data:`ITEMS_PER_LINE` items (a schedule's frames one a line, their pieces and a traffic's
+#: transfers a hundred a line).
+INDENTED_DEPTH = 2
+ITEMS_PER_LINE = 100
+_SEPARATORS = (", ", ": ")
+
+
+def _json_indented_to(value: Any, depth: int, level: int = 0) -> str:
+    """``value`` as JSON, its mappings and lists indented by two spaces down to ``depth``, and
+    a list there written :data:`ITEMS_PER_LINE` items a line, each line by the C encoder."""
+    if not isinstance(value, (dict, list)) or not value:
+        return json.dumps(value, separators=_SEPARATORS)
+    inner, outer = "  " * (level + 1), "  " * level
+    if level >= depth:
+        if not isinstance(value, list) or len(value) <= ITEMS_PER_LINE:
+            return json.dumps(value, separators=_SEPARATORS)
+        # A list's items encoded a line at a time: each line is an encoded list without its brackets.
+        lines = [json.dumps(value[i:i + ITEMS_PER_LINE], separators=_SEPARATORS)[1:-1]
+                 for i in range(0, len(value), ITEMS_PER_LINE)]
+    elif isinstance(value, dict):
+        lines = [f"{json.dumps(k)}: {_json_indented_to(v, depth, level + 1)}" for k, v in value.items()]
+    else:
+        lines = [_json_indented_to(v, depth, level + 1) for v in value]
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    return f"{opening}\n" + ",\n".join(inner + line for line in lines) + f"\n{outer}{closing}"
+
+
+def write_document(data: Any, path: str | os.PathLike, compact: bool = False) -> None:
+    """Write ``data`` as JSON or YAML (by extension), whole or not at all (``compact``: see
+    :func:`dump_document`)."""
+    write_output(path, dump_document(data, path, compact))

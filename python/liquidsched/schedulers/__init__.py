@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..bounds import frame_lower_bound
+from ..bounds import compute_bound
 from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
@@ -94,7 +94,9 @@ def plan(network: Network, traffic: Traffic, algorithm: str | Scheduler = "round
     info = result.info
     info.time_s = info.time_s or elapsed
     if info.lower_bound is None:
-        info.lower_bound = frame_lower_bound(traffic.resource_sets(network), network.resource_slots)
+        # The input's bound (a relayed schedule's own traffic is its legs); the schedule's is the
+        # same traffic's when it is not relayed, computed once.
+        info.lower_bound = (result.bound if result.traffic is traffic else compute_bound(network, traffic)).frame_lower_bound
     if info.optimal is None and result.length == info.lower_bound:
         info.optimal = True  # a liquid schedule cannot be beaten
     return result

@@ -7,12 +7,15 @@
 //! message about a user's file stay on the Python side.
 //!
 //! The parts: `rows` (a CSV file of plain rows read at once), `routes` (each transfer's
-//! resources from the composed route table), `loads` (per-resource sums).
+//! resources from the composed route table), `loads` (per-resource sums), `frames` (what a
+//! schedule's frames put on each resource).
 
+mod frames;
 mod loads;
 mod routes;
 mod rows;
 
+pub use frames::{overloads, Overload};
 pub use loads::{resource_sums, ResourceSums};
 pub use routes::TransferRoutes;
 pub use rows::{read_plain_rows, TransferRows};

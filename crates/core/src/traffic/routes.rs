@@ -108,12 +108,14 @@ impl TransferRoutes {
         }
     }
 
-    /// Every transfer's resources as a list of its own (what the colourings take).
+    /// Every transfer's resources as a list of its own, in increasing order (what the
+    /// colourings take).
     pub fn paths(&self) -> Vec<Vec<u32>> {
         (0..self.len())
             .map(|t| {
                 let mut path = Vec::with_capacity(4);
                 self.for_each_resource(t, |r| path.push(r));
+                path.sort_unstable();
                 path
             })
             .collect()

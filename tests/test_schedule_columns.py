@@ -1,0 +1,79 @@
+"""Schedules held as columns (a frame for each transfer) against the same schedules held as
+lists of pieces: the validator's violations, the frames' times, the summary and the file are
+the same; DSatur on the routes as columns colours as DSatur on the transfers' paths does."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from liquidsched import _core
+from liquidsched.schedule import Schedule, ScheduleInfo
+from liquidsched.schedulers import plan
+from liquidsched.transfer_routes import routes_of, transfer_routes
+from liquidsched.validation import validate
+
+from .strategies import networks, traffics
+from .test_scale import forwarding_networks, mixed_networks, uneven_traffics
+
+any_network = st.one_of(networks(max_switches=5, max_hosts=8), mixed_networks(), forwarding_networks())
+
+
+def both_forms(net, traffic, frame_of):
+    """The schedule as a column and as lists of pieces (frames in the same order)."""
+    frames = [np.flatnonzero(frame_of == f).tolist() for f in range(int(frame_of.max()) + 1)]
+    return (Schedule.from_frame_of(net, traffic, frame_of, ScheduleInfo("by hand")),
+            Schedule.from_indices(net, traffic, frames, ScheduleInfo("by hand")))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), any_network)
+def test_a_schedule_as_a_column_is_checked_and_timed_as_its_lists_are(data, net):
+    assume(net.senders() and net.receivers())
+    traffic = data.draw(st.one_of(uneven_traffics(net), traffics(net, max_transfers=20)))
+    frames = data.draw(st.integers(1, 4))
+    frame_of = np.array(data.draw(st.lists(st.integers(0, frames - 1), min_size=len(traffic),
+                                           max_size=len(traffic))))
+    column, lists = both_forms(net, traffic, frame_of)
+    assert column.frame_columns is not None
+    assert [str(v) for v in validate(column)] == [str(v) for v in validate(lists)]
+    assert column.length == lists.length
+    assert column.frame_durations_s(0.25) == lists.frame_durations_s(0.25)
+    assert column.summary() == lists.summary()
+    assert column.to_dict() == lists.to_dict()
+    # Asking for its frames turns it into lists, equal to the others.
+    assert [[(p.transfer, p.bytes) for p in f] for f in column.frames] == \
+        [[(p.transfer, p.bytes) for p in f] for f in lists.frames]
+    assert column.frame_columns is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), any_network)
+def test_every_transfer_s_route_as_columns_is_its_path_on_the_network(data, net):
+    assume(net.senders() and net.receivers())
+    traffic = data.draw(uneven_traffics(net))
+    routes = transfer_routes(net, traffic)
+    for t, transfer in enumerate(traffic):
+        assert sorted(routes_of(routes, t)) == sorted(net.path_resources(transfer.src, transfer.dst))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), any_network)
+def test_dsatur_on_routes_as_columns_colours_as_on_paths_and_is_valid(data, net):
+    assume(net.senders() and net.receivers())
+    traffic = data.draw(uneven_traffics(net))
+    schedule = plan(net, traffic, "dsatur")
+    assert validate(schedule) == []
+    expected = _core.dsatur(traffic.resource_lists(net), len(net.resources), slots=net.resource_slots)
+    assert [[traffic.index[p.transfer] for p in f] for f in schedule.frames] == expected
+
+
+def test_a_frame_whose_resources_carry_too_much_is_named_with_its_transfers():
+    from liquidsched.topologies import two_switch
+    from liquidsched.traffic import Traffic, Transfer
+
+    t = Traffic([Transfer("t1", "r4"), Transfer("t2", "r5"), Transfer("t3", "r1")])
+    s = Schedule.from_frame_of(two_switch(), t, np.array([0, 0, 2]), ScheduleInfo("by hand"))
+    assert [str(v) for v in validate(s)] == [
+        "frame 1: resource l_ab has 1 slot but carries 2 transfers: t1->r4, t2->r5", "frame 2 is empty"]
