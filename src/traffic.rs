@@ -133,10 +133,41 @@ fn overloads(
         .collect())
 }
 
+/// The frame of each transfer of `order` (little-endian u32 bytes), step after step
+/// (`step_starts`, little-endian u64 bytes, from 0 to the transfers' count), first fit within
+/// its step: little-endian u32 bytes, in the order of `order`.
+#[pyfunction]
+#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, order, step_starts, slots))]
+#[allow(clippy::too_many_arguments)]
+fn first_fit_by_step<'py>(
+    py: Python<'py>,
+    up: &[u8],
+    down: &[u8],
+    run: &[u8],
+    run_offsets: &[u8],
+    run_resources: &[u8],
+    resources: usize,
+    order: &[u8],
+    step_starts: &[u8],
+    slots: Vec<u32>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
+    let order = u32_column(py, order, "order")?;
+    let starts: Vec<usize> = u64_column(py, step_starts, "step_starts")?
+        .into_iter()
+        .map(|s| s as usize)
+        .collect();
+    let frame_of = py
+        .detach(|| traffic::first_fit_by_step(&routes, &order, &starts, &slots))
+        .map_err(|e| to_py_err(py, e))?;
+    Ok(u32_bytes(py, &frame_of))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_plain_rows, m)?)?;
     m.add_function(wrap_pyfunction!(resource_sums, m)?)?;
     m.add_function(wrap_pyfunction!(dsatur_frames, m)?)?;
     m.add_function(wrap_pyfunction!(overloads, m)?)?;
+    m.add_function(wrap_pyfunction!(first_fit_by_step, m)?)?;
     Ok(())
 }

@@ -78,10 +78,12 @@ class Schedule:
         self._bound: Bound | None = None
 
     @classmethod
-    def from_frame_of(cls, network: Network, traffic: Traffic, frame_of: np.ndarray, info: ScheduleInfo) -> Schedule:
+    def from_frame_of(cls, network: Network, traffic: Traffic, frame_of: np.ndarray, info: ScheduleInfo,
+                      order: np.ndarray | None = None) -> Schedule:
         """A schedule of whole transfers given as each transfer's frame (numbered from 0),
         held as that column: a schedule of millions of transfers takes no Python object per
-        transfer until its frames are asked for (:attr:`frames`).
+        transfer until its frames are asked for (:attr:`frames`). ``order`` lists the
+        transfers frame after frame in the order each frame has them (by index when not given).
 
         Examples
         --------
@@ -94,7 +96,7 @@ class Schedule:
         """
         schedule = cls(network, traffic, (), info)
         schedule._frames = None
-        schedule._columns = FrameColumns.of(frame_of, len(traffic))
+        schedule._columns = FrameColumns.of(frame_of, len(traffic), order)
         return schedule
 
     @property
@@ -375,14 +377,21 @@ class FrameColumns:
     starts: np.ndarray
 
     @classmethod
-    def of(cls, frame_of: np.ndarray, transfers: int) -> FrameColumns:
+    def of(cls, frame_of: np.ndarray, transfers: int, order: np.ndarray | None = None) -> FrameColumns:
         frame_of = np.asarray(frame_of)
         if frame_of.shape != (transfers,) or frame_of.dtype.kind not in "iu" or (transfers and frame_of.min() < 0):
             raise ValueError(f"frame_of: expected a frame number from 0 for each of the {transfers} transfers")
         frame_of = frame_of.astype(np.int64)
         frames = int(frame_of.max()) + 1 if transfers else 0
         starts = np.concatenate([[0], np.cumsum(np.bincount(frame_of, minlength=frames))])
-        return cls(frame_of, np.argsort(frame_of, kind="stable"), starts)
+        if order is None:
+            order = np.argsort(frame_of, kind="stable")
+        else:
+            order = np.asarray(order, dtype=np.int64)
+            if (order.shape != (transfers,) or np.any(np.diff(frame_of[order]) < 0)
+                    or np.bincount(order, minlength=transfers).max(initial=1) != 1):
+                raise ValueError("order: expected every transfer once, frame after frame")
+        return cls(frame_of, order, starts)
 
     def time_units(self, net: Network, traffic: Traffic) -> tuple[np.ndarray, int] | None:
         """Each transfer's time in its slots as a whole number of units, and the units in a

@@ -8,14 +8,16 @@
 //!
 //! The parts: `rows` (a CSV file of plain rows read at once), `routes` (each transfer's
 //! resources from the composed route table), `loads` (per-resource sums), `frames` (what a
-//! schedule's frames put on each resource).
+//! schedule's frames put on each resource), `steps` (round-robin's steps cut into frames).
 
 mod frames;
 mod loads;
 mod routes;
 mod rows;
+mod steps;
 
 pub use frames::{overloads, Overload};
 pub use loads::{resource_sums, ResourceSums};
 pub use routes::TransferRoutes;
 pub use rows::{read_plain_rows, TransferRows};
+pub use steps::first_fit_by_step;
