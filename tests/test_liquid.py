@@ -155,3 +155,25 @@ def test_liquid_cpsat_and_brute_force_agree_on_small_traffics(problem):
         if s.time_optimal:  # a claim of least time must hold, and so must "no liquid schedule"
             assert s.makespan_s() == fastest, algorithm
             assert s.liquid == (fastest == duration), algorithm
+
+
+@pytest.mark.parametrize("k", [4, 8])
+def test_a_d_mod_k_fat_tree_all_to_all_is_liquid_from_round_robin_s_shifts(k):
+    # k³/4 hosts, each sending to every other: the host links carry k³/4 − 1 transfers each
+    # (Λ in transfers), and the shifts of round-robin use every link of a D-mod-k tree once.
+    from liquidsched.traffic import all_to_all
+
+    net = build_topology(f"fat-tree:k={k}")
+    traffic = all_to_all(net)
+    s = liquid(net, traffic)
+    hosts = k**3 // 4
+    assert s.length == compute_bound(net, traffic).frame_lower_bound == hosts - 1
+    assert s.liquid and s.info.optimal and s.info.stats["source"] == "round-robin"
+    assert validate(s) == []
+
+
+def test_the_search_runs_when_round_robin_misses_the_frame_bound(two_switch_net):
+    traffic = half_all_to_all(two_switch_net)
+    assert plan(two_switch_net, traffic, "round-robin").length == 7
+    s = liquid(two_switch_net, traffic)
+    assert s.length == 6 and s.info.stats["source"] != "round-robin" and s.info.stats["nodes_explored"] > 0
