@@ -1,10 +1,10 @@
-//! Bindings of traffics as columns: a file's plain rows, each transfer's route, and what the
-//! transfers put on each resource.
+//! Bindings of traffics as columns: a file's plain rows, each transfer's route (built once as a
+//! `TransferRoutes` object), and what the algorithms on those routes give.
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use liquidsched_core::traffic::{self, TransferRoutes};
+use liquidsched_core::traffic;
 
 use crate::columns::{i64_column, u32_bytes, u32_column, u64_bytes, u64_column};
 use crate::{interruptible, to_py_err};
@@ -32,142 +32,131 @@ fn read_plain_rows<'py>(
     ))
 }
 
-/// The routes of a traffic's transfers from their columns (little-endian i64 bytes): each
-/// transfer's link up and down and run (negative: none), the runs' offsets and resources.
-fn routes(py: Python<'_>, columns: [&[u8]; 5], resources: usize) -> PyResult<TransferRoutes> {
-    let [up, down, run, offsets, run_resources] = columns;
-    TransferRoutes::new(
-        i64_column(py, up, "up")?,
-        i64_column(py, down, "down")?,
-        i64_column(py, run, "run")?,
-        i64_column(py, offsets, "run_offsets")?,
-        i64_column(py, run_resources, "run_resources")?,
-        resources,
-    )
-    .map_err(|e| to_py_err(py, e))
+/// The routes of a traffic's transfers, from their columns (little-endian i64 bytes): each
+/// transfer's link up and down and run (negative: none), the runs' offsets and resources, on a
+/// network of `resources` resources.
+#[pyclass(module = "liquidsched._core", name = "TransferRoutes", frozen)]
+struct PyTransferRoutes {
+    inner: traffic::TransferRoutes,
 }
 
-/// Per resource, the transfers crossing it, their bytes and its frame time bound in units of
-/// `weights` (a transfer takes `size * weight` units in its slots): `(counts, bytes,
-/// frame_units)`, the first as little-endian u64 bytes, the others as lists of ints.
-#[pyfunction]
-#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, sizes, weights, slots))]
-#[allow(clippy::too_many_arguments)]
-fn resource_sums<'py>(
-    py: Python<'py>,
-    up: &[u8],
-    down: &[u8],
-    run: &[u8],
-    run_offsets: &[u8],
-    run_resources: &[u8],
-    resources: usize,
-    sizes: &[u8],
-    weights: &[u8],
-    slots: Vec<u32>,
-) -> PyResult<(Bound<'py, PyBytes>, Vec<u128>, Vec<u128>)> {
-    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
-    let (sizes, weights) = (
-        u64_column(py, sizes, "sizes")?,
-        u64_column(py, weights, "weights")?,
-    );
-    let sums = py
-        .detach(|| traffic::resource_sums(&routes, &sizes, &weights, &slots))
-        .map_err(|e| to_py_err(py, e))?;
-    Ok((u64_bytes(py, &sums.counts), sums.bytes, sums.frame_units))
-}
-
-/// DSatur on the transfers of these routes: the frame of each transfer (little-endian u32
-/// bytes), frames numbered in order.
-#[pyfunction]
-#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, slots))]
-#[allow(clippy::too_many_arguments)]
-fn dsatur_frames<'py>(
-    py: Python<'py>,
-    up: &[u8],
-    down: &[u8],
-    run: &[u8],
-    run_offsets: &[u8],
-    run_resources: &[u8],
-    resources: usize,
-    slots: Vec<u32>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
-    let frames = interruptible(py, |interrupt| {
-        let paths = routes.paths();
-        liquidsched_core::coloring::dsatur_with(&paths, resources, &slots, interrupt)
-    })?;
-    let mut frame_of = vec![0u32; routes.len()];
-    for (f, frame) in frames.iter().enumerate() {
-        for &t in frame {
-            frame_of[t as usize] = f as u32;
-        }
+#[pymethods]
+impl PyTransferRoutes {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        up: &[u8],
+        down: &[u8],
+        run: &[u8],
+        run_offsets: &[u8],
+        run_resources: &[u8],
+        resources: usize,
+    ) -> PyResult<Self> {
+        traffic::TransferRoutes::new(
+            i64_column(py, up, "up")?,
+            i64_column(py, down, "down")?,
+            i64_column(py, run, "run")?,
+            i64_column(py, run_offsets, "run_offsets")?,
+            i64_column(py, run_resources, "run_resources")?,
+            resources,
+        )
+        .map(|inner| PyTransferRoutes { inner })
+        .map_err(|e| to_py_err(py, e))
     }
-    Ok(u32_bytes(py, &frame_of))
-}
 
-/// The resources that carry more transfers of one frame than their slots (empty: one each),
-/// transfer `t` in frame `frame_of[t]` (little-endian u32 bytes): `(frame, resource,
-/// transfers)`, by frame then resource.
-#[pyfunction]
-#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, frame_of, slots))]
-#[allow(clippy::too_many_arguments)]
-fn overloads(
-    py: Python<'_>,
-    up: &[u8],
-    down: &[u8],
-    run: &[u8],
-    run_offsets: &[u8],
-    run_resources: &[u8],
-    resources: usize,
-    frame_of: &[u8],
-    slots: Vec<u32>,
-) -> PyResult<Vec<(u32, u32, u32)>> {
-    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
-    let frame_of = u32_column(py, frame_of, "frame_of")?;
-    let found = py
-        .detach(|| traffic::overloads(&routes, &frame_of, &slots))
-        .map_err(|e| to_py_err(py, e))?;
-    Ok(found
-        .into_iter()
-        .map(|o| (o.frame, o.resource, o.transfers))
-        .collect())
-}
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
 
-/// The frame of each transfer of `order` (little-endian u32 bytes), step after step
-/// (`step_starts`, little-endian u64 bytes, from 0 to the transfers' count), first fit within
-/// its step: little-endian u32 bytes, in the order of `order`.
-#[pyfunction]
-#[pyo3(signature = (up, down, run, run_offsets, run_resources, resources, order, step_starts, slots))]
-#[allow(clippy::too_many_arguments)]
-fn first_fit_by_step<'py>(
-    py: Python<'py>,
-    up: &[u8],
-    down: &[u8],
-    run: &[u8],
-    run_offsets: &[u8],
-    run_resources: &[u8],
-    resources: usize,
-    order: &[u8],
-    step_starts: &[u8],
-    slots: Vec<u32>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let routes = routes(py, [up, down, run, run_offsets, run_resources], resources)?;
-    let order = u32_column(py, order, "order")?;
-    let starts: Vec<usize> = u64_column(py, step_starts, "step_starts")?
-        .into_iter()
-        .map(|s| s as usize)
-        .collect();
-    let frame_of = py
-        .detach(|| traffic::first_fit_by_step(&routes, &order, &starts, &slots))
-        .map_err(|e| to_py_err(py, e))?;
-    Ok(u32_bytes(py, &frame_of))
+    /// Per resource, the transfers crossing it, their bytes and its frame time bound in units
+    /// of `weights` (a transfer takes `size * weight` units in its slots), sizes and weights as
+    /// little-endian u64 bytes: `(counts, bytes, frame_units)`, the first as little-endian u64
+    /// bytes, the others as lists of ints.
+    fn resource_sums<'py>(
+        &self,
+        py: Python<'py>,
+        sizes: &[u8],
+        weights: &[u8],
+        slots: Vec<u32>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Vec<u128>, Vec<u128>)> {
+        let (sizes, weights) = (
+            u64_column(py, sizes, "sizes")?,
+            u64_column(py, weights, "weights")?,
+        );
+        let sums = py
+            .detach(|| traffic::resource_sums(&self.inner, &sizes, &weights, &slots))
+            .map_err(|e| to_py_err(py, e))?;
+        Ok((u64_bytes(py, &sums.counts), sums.bytes, sums.frame_units))
+    }
+
+    /// DSatur on the transfers: the frame of each (little-endian u32 bytes), frames numbered in
+    /// order; interruptible by Ctrl-C.
+    fn dsatur_frames<'py>(
+        &self,
+        py: Python<'py>,
+        slots: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let routes = &self.inner;
+        let frames = interruptible(py, |interrupt| {
+            liquidsched_core::coloring::dsatur_with(
+                &routes.paths(),
+                routes.resources(),
+                &slots,
+                interrupt,
+            )
+        })?;
+        let mut frame_of = vec![0u32; routes.len()];
+        for (f, frame) in frames.iter().enumerate() {
+            for &t in frame {
+                frame_of[t as usize] = f as u32;
+            }
+        }
+        Ok(u32_bytes(py, &frame_of))
+    }
+
+    /// The resources that carry more transfers of one frame than their slots (empty: one
+    /// each), transfer `t` in frame `frame_of[t]` (little-endian u32 bytes): `(frame, resource,
+    /// transfers)`, by frame then resource.
+    fn overloads(
+        &self,
+        py: Python<'_>,
+        frame_of: &[u8],
+        slots: Vec<u32>,
+    ) -> PyResult<Vec<(u32, u32, u32)>> {
+        let frame_of = u32_column(py, frame_of, "frame_of")?;
+        let found = py
+            .detach(|| traffic::overloads(&self.inner, &frame_of, &slots))
+            .map_err(|e| to_py_err(py, e))?;
+        Ok(found
+            .into_iter()
+            .map(|o| (o.frame, o.resource, o.transfers))
+            .collect())
+    }
+
+    /// The frame of each transfer of `order` (little-endian u32 bytes), step after step
+    /// (`step_starts`, little-endian u64 bytes, from 0 to the transfers' count), first fit
+    /// within its step: little-endian u32 bytes, in the order of `order`.
+    fn first_fit_by_step<'py>(
+        &self,
+        py: Python<'py>,
+        order: &[u8],
+        step_starts: &[u8],
+        slots: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let order = u32_column(py, order, "order")?;
+        let starts: Vec<usize> = u64_column(py, step_starts, "step_starts")?
+            .into_iter()
+            .map(|s| s as usize)
+            .collect();
+        let frame_of = py
+            .detach(|| traffic::first_fit_by_step(&self.inner, &order, &starts, &slots))
+            .map_err(|e| to_py_err(py, e))?;
+        Ok(u32_bytes(py, &frame_of))
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_plain_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(resource_sums, m)?)?;
-    m.add_function(wrap_pyfunction!(dsatur_frames, m)?)?;
-    m.add_function(wrap_pyfunction!(overloads, m)?)?;
-    m.add_function(wrap_pyfunction!(first_fit_by_step, m)?)?;
+    m.add_class::<PyTransferRoutes>()?;
     Ok(())
 }

@@ -24,7 +24,6 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from . import _core
 from .errors import ProblemTooLargeError
 from .network import Network, RouteTable
 from .traffic import CHUNK, Traffic
@@ -284,9 +283,8 @@ def _per_transfer_sums(net: Network, traffic: Traffic) -> PerResource | None:
         return None
     weight, scale = weights
     try:
-        counts_bytes, bytes_on, frame_units = _core.resource_sums(
-            *routes.core_columns(), len(net.resources), sizes.astype("<u8").tobytes(), weight.astype("<u8").tobytes(),
-            net.resource_slots)
+        counts_bytes, bytes_on, frame_units = routes.core.resource_sums(
+            sizes.astype("<u8").tobytes(), weight.astype("<u8").tobytes(), net.resource_slots)
     except ProblemTooLargeError:
         return None
     counts = np.frombuffer(counts_bytes, dtype="<u8")

@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
+from . import _core
 from .network import Network, RouteTable
 from .traffic import Traffic
 
@@ -21,7 +23,8 @@ from .traffic import Traffic
 class TransferRoutes:
     """Transfer ``t`` crosses ``up[t]`` and ``down[t]`` (none where -1) and the resources
     ``run_resources[run_offsets[p]:run_offsets[p + 1]]`` of run ``p = run[t]`` (none where -1);
-    ``slowest[t]`` is the rank of its slowest slot rate in ``net.slot_rate_ranks()``."""
+    ``slowest[t]`` is the rank of its slowest slot rate in ``net.slot_rate_ranks()``; the
+    network has ``resources`` resources."""
 
     up: np.ndarray
     down: np.ndarray
@@ -30,10 +33,15 @@ class TransferRoutes:
     run_resources: np.ndarray
     slowest: np.ndarray
 
-    def core_columns(self) -> tuple[bytes, bytes, bytes, bytes, bytes]:
-        """The routes as the core reads them: little-endian 64-bit columns."""
-        return tuple(np.ascontiguousarray(a, dtype="<i8").tobytes()
-                     for a in (self.up, self.down, self.run, self.run_offsets, self.run_resources))
+    resources: int
+
+    @cached_property
+    def core(self) -> _core.TransferRoutes:
+        """The routes as the core holds them (made once): what the core's algorithms on a
+        traffic's routes are methods of."""
+        columns = (np.ascontiguousarray(a, dtype="<i8").tobytes()
+                   for a in (self.up, self.down, self.run, self.run_offsets, self.run_resources))
+        return _core.TransferRoutes(*columns, self.resources)
 
 
 def transfer_routes(net: Network, traffic: Traffic) -> TransferRoutes:
@@ -61,7 +69,7 @@ def transfer_routes(net: Network, traffic: Traffic) -> TransferRoutes:
     alone = np.flatnonzero(~composed)
     if len(alone):
         offsets, resources = _add_own_runs(net, traffic, alone, run, slowest, offsets, resources)
-    return TransferRoutes(up, down, run, offsets, resources, slowest)
+    return TransferRoutes(up, down, run, offsets, resources, slowest, len(net.resources))
 
 
 def cached_transfer_routes(net: Network, traffic: Traffic) -> TransferRoutes:

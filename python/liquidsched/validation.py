@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
 from .errors import InputError, ScheduleInvalidError, at
 from .schedule import Piece, Schedule
 from .wording import plural
@@ -179,7 +178,7 @@ def _column_violations(schedule: Schedule) -> list[Violation]:
     net, traffic, columns = schedule.network, schedule.traffic, schedule.frame_columns
     routes = cached_transfer_routes(net, traffic)
     frame_of = columns.frame_of.astype("<u4").tobytes()
-    overloaded = _core.overloads(*routes.core_columns(), len(net.resources), frame_of, net.resource_slots)
+    overloaded = routes.core.overloads(frame_of, net.resource_slots)
     found: dict[int, list[Violation]] = {f: [Violation("empty-frame", f"frame {f + 1} is empty", f + 1)]
                                          for f in np.flatnonzero(np.diff(columns.starts) == 0).tolist()}
     for f, r, n in overloaded:

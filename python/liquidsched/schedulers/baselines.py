@@ -14,7 +14,6 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import _core
 from ..network import Network
 from ..relay import Relay
 from ..schedule import Piece, Schedule, ScheduleInfo
@@ -47,8 +46,8 @@ def frames_of_steps(net: Network, traffic: Traffic, order: np.ndarray, step_star
     """The frame of each entry of ``order`` (transfer indices, step ``s`` being
     ``order[step_starts[s]:step_starts[s + 1]]``), first fit within its step, in the core."""
     routes = cached_transfer_routes(net, traffic)
-    frame_at = _core.first_fit_by_step(*routes.core_columns(), len(net.resources), order.astype("<u4").tobytes(),
-                                       step_starts.astype("<u8").tobytes(), net.resource_slots)
+    frame_at = routes.core.first_fit_by_step(order.astype("<u4").tobytes(), step_starts.astype("<u8").tobytes(),
+                                             net.resource_slots)
     return np.frombuffer(frame_at, dtype="<u4").astype(np.int64)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _core
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
 from ..traffic import Traffic
@@ -30,5 +29,5 @@ def dsatur(net: Network, traffic: Traffic) -> Schedule:
     True
     """
     routes = cached_transfer_routes(net, traffic)
-    frame_of = _core.dsatur_frames(*routes.core_columns(), len(net.resources), net.resource_slots)
+    frame_of = routes.core.dsatur_frames(net.resource_slots)
     return Schedule.from_frame_of(net, traffic, np.frombuffer(frame_of, dtype="<u4"), ScheduleInfo("dsatur"))

@@ -94,6 +94,7 @@ pub fn overloads(
 mod tests {
     use super::*;
     use crate::testing::Rng;
+    use crate::traffic::routes::random_link_routes;
 
     #[test]
     fn overloads_equal_a_count_by_brute_force() {

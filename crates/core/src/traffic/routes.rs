@@ -122,6 +122,18 @@ impl TransferRoutes {
     }
 }
 
+/// `n` transfers with a random link up and down each (or none) among `resources`, no runs.
+#[cfg(test)]
+pub(super) fn random_link_routes(
+    rng: &mut crate::testing::Rng,
+    n: usize,
+    resources: usize,
+) -> TransferRoutes {
+    let mut pick = || rng.below(resources as u64 + 1) as i64 - 1;
+    let (up, down): (Vec<i64>, Vec<i64>) = (0..n).map(|_| (pick(), pick())).unzip();
+    TransferRoutes::new(up, down, vec![-1; n], vec![0], vec![], resources).expect("valid routes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,6 +97,7 @@ pub fn first_fit_by_step(
 mod tests {
     use super::*;
     use crate::testing::Rng;
+    use crate::traffic::routes::random_link_routes;
 
     /// First fit by step as the old implementation did it, on explicit paths.
     fn reference(paths: &[Vec<u32>], steps: &[Vec<u32>], slots: &[u32]) -> Vec<Vec<u32>> {
