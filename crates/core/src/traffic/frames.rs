@@ -102,11 +102,7 @@ mod tests {
         for _ in 0..300 {
             let resources = 1 + rng.below(8) as usize;
             let n = rng.below(30) as usize;
-            let pick = |rng: &mut Rng| rng.below(resources as u64 + 1) as i64 - 1;
-            let up: Vec<i64> = (0..n).map(|_| pick(&mut rng)).collect();
-            let down: Vec<i64> = (0..n).map(|_| pick(&mut rng)).collect();
-            let routes =
-                TransferRoutes::new(up, down, vec![-1; n], vec![0], vec![], resources).unwrap();
+            let routes = random_link_routes(&mut rng, n, resources);
             let frame_of: Vec<u32> = (0..n).map(|_| rng.below(4) as u32).collect();
             let slots: Vec<u32> = (0..resources).map(|_| 1 + rng.below(2) as u32).collect();
             let paths = routes.paths();

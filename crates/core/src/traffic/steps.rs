@@ -129,11 +129,7 @@ mod tests {
         for _ in 0..300 {
             let resources = 1 + rng.below(6) as usize;
             let n = rng.below(25) as usize;
-            let pick = |rng: &mut Rng| rng.below(resources as u64 + 1) as i64 - 1;
-            let up: Vec<i64> = (0..n).map(|_| pick(&mut rng)).collect();
-            let down: Vec<i64> = (0..n).map(|_| pick(&mut rng)).collect();
-            let routes =
-                TransferRoutes::new(up, down, vec![-1; n], vec![0], vec![], resources).unwrap();
+            let routes = random_link_routes(&mut rng, n, resources);
             let slots: Vec<u32> = (0..resources).map(|_| 1 + rng.below(2) as u32).collect();
             let mut order: Vec<u32> = (0..n as u32).collect();
             for i in (1..n).rev() {
