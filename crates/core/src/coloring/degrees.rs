@@ -10,11 +10,9 @@ pub(super) struct Incidence {
     /// Resources of transfer `t`: `resource[path_start[t]..path_start[t + 1]]`.
     pub(super) path_start: Vec<usize>,
     pub(super) resource: Vec<u32>,
-    /// Transfers of resource `r`: `transfer[user_start[r]..user_start[r + 1]]`; entry `e`
-    /// stands for `resource[occurrence[e]]` in the path of `transfer[e]`.
+    /// Transfers of resource `r`: `transfer[user_start[r]..user_start[r + 1]]`.
     pub(super) user_start: Vec<usize>,
     pub(super) transfer: Vec<u32>,
-    pub(super) occurrence: Vec<u32>,
 }
 
 impl Incidence {
@@ -40,14 +38,10 @@ impl Incidence {
         }
         let mut fill = user_start[..resources].to_vec();
         let mut transfer = vec![0u32; resource.len()];
-        let mut occurrence = vec![0u32; resource.len()];
         for t in 0..path_start.len() - 1 {
-            let first = path_start[t];
-            for (i, &r) in resource[first..path_start[t + 1]].iter().enumerate() {
-                let r = r as usize;
-                transfer[fill[r]] = t as u32;
-                occurrence[fill[r]] = (first + i) as u32;
-                fill[r] += 1;
+            for &r in &resource[path_start[t]..path_start[t + 1]] {
+                transfer[fill[r as usize]] = t as u32;
+                fill[r as usize] += 1;
             }
         }
         Incidence {
@@ -55,7 +49,6 @@ impl Incidence {
             resource,
             user_start,
             transfer,
-            occurrence,
         }
     }
 
@@ -63,7 +56,7 @@ impl Incidence {
         &self.resource[self.path_start[t]..self.path_start[t + 1]]
     }
 
-    fn users(&self, r: usize) -> &[u32] {
+    pub(super) fn users(&self, r: usize) -> &[u32] {
         &self.transfer[self.user_start[r]..self.user_start[r + 1]]
     }
 }
@@ -75,12 +68,12 @@ impl Incidence {
 /// with many others) count those resources' transfers once for all of them. A transfer is
 /// marked with the trie node that counted it, and is in the union at a node while that node is
 /// on the way down to it.
-pub(super) fn conflict_degrees(paths: &[Vec<u32>], resources: usize, clock: &mut Clock) -> Option<Vec<u32>> {
-    let n = paths.len();
-    let lists = Incidence::new(paths.iter().map(|p| &p[..]), resources);
-    if clock.passed() {
-        return None;
-    }
+pub(super) fn conflict_degrees(
+    lists: &Incidence,
+    resources: usize,
+    clock: &mut Clock,
+) -> Option<Vec<u32>> {
+    let n = lists.path_start.len() - 1;
     // Resources renamed by decreasing number of transfers.
     let mut by_use: Vec<u32> = (0..resources as u32).collect();
     by_use.sort_by_key(|&r| std::cmp::Reverse(lists.users(r as usize).len()));
@@ -161,8 +154,9 @@ mod tests {
                 .collect();
             let never = crate::interrupt::Interrupt::never();
             let mut clock = Clock::new(None, &never);
+            let lists = Incidence::new(paths.iter().map(|p| &p[..]), resources);
             assert_eq!(
-                conflict_degrees(&paths, resources, &mut clock),
+                conflict_degrees(&lists, resources, &mut clock),
                 Some(expected),
                 "{paths:?}"
             );

@@ -1,8 +1,9 @@
 //! DSatur: the uncoloured transfer of highest saturation (then degree, then index) takes the
 //! lowest colour none of its resources is full in, and a colour that fills a resource is pushed
-//! to that resource's uncoloured transfers. The conflict graph is its cliques (`Cliques`), the
-//! vertices wait in a max tree, and the colours full on each resource and blocked for each
-//! vertex are column bitsets; [`dsatur_until`] gives up at a deadline (`Clock`).
+//! to that resource's uncoloured transfers. The conflict graph is its cliques (`Members`), the
+//! vertices wait in a max tree, the colours full on each resource are column bitsets and those
+//! blocked for the vertices a bitset per colour; vertices are renumbered so that the transfers
+//! of a resource are near each other. [`dsatur_until`] gives up at a deadline (`Clock`).
 
 use std::time::Instant;
 
@@ -55,19 +56,19 @@ pub fn dsatur_until(
         return clock.gave_up();
     }
     let n = paths.len();
-    let Some(degree) = conflict_degrees(paths, resources, clock) else {
-        return clock.gave_up();
-    };
-    // Vertices renamed in the order of the tie-break, highest degree then lowest index, so the
-    // first leaf of largest key in the tree is the vertex to colour.
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_by_key(|&v| std::cmp::Reverse(degree[v as usize]));
-    drop(degree);
-    let mut graph = Cliques::new(order.iter().map(|&v| &paths[v as usize][..]), resources);
+    // Vertices renumbered so that transfers of alike paths are neighbours: the transfers of a
+    // resource, which a colour is pushed to, then lie close together in every per-vertex array.
+    let local = locality_order(paths);
+    let lists = Incidence::new(local.iter().map(|&v| &paths[v as usize][..]), resources);
     if clock.passed() {
         return clock.gave_up();
     }
-    let mut queue = MaxTree::new(n);
+    let Some(degree) = conflict_degrees(&lists, resources, clock) else {
+        return clock.gave_up();
+    };
+    let mut queue = MaxTree::new(&tie_break(&degree, &local));
+    drop(degree);
+    let mut members = Members::new(&lists);
     let mut full = FullColours::new(resources);
     let mut blocked = BlockedColours::new(n);
     let mut frames: Vec<Vec<u32>> = Vec::new();
@@ -77,17 +78,18 @@ pub fn dsatur_until(
         if clock.expired() {
             return clock.gave_up();
         }
-        let v = queue.leftmost_max();
+        let v = queue.max_leaf();
         queue.remove(v);
-        graph.remove(v);
-        let c = full.smallest_free(graph.path(v));
+        let path = lists.path(v);
+        members.colour(path);
+        let c = full.smallest_free(path);
         if c as usize == frames.len() {
             frames.push(Vec::new());
             full.make_room(frames.len());
             blocked.make_room(frames.len());
         }
-        frames[c as usize].push(order[v]);
-        for &r in &paths[order[v] as usize] {
+        frames[c as usize].push(local[v]);
+        for &r in &paths[local[v] as usize] {
             let k = slots[r as usize];
             if k > 1 {
                 let counts = &mut in_colour[r as usize];
@@ -104,11 +106,11 @@ pub fn dsatur_until(
                 continue;
             }
             full.insert(r, c);
-            let (column, bit) = blocked.column(c);
-            for &u in graph.uncoloured(r) {
-                let word = &mut column[u as usize];
-                if *word & bit == 0 {
-                    *word |= bit;
+            let colour = blocked.colour(c);
+            for &u in members.of(r, &queue) {
+                let (word, bit) = (u as usize / 64, 1u64 << (u % 64));
+                if colour[word] & bit == 0 {
+                    colour[word] |= bit;
                     queue.raise(u as usize);
                 }
             }
@@ -118,6 +120,34 @@ pub fn dsatur_until(
         f.sort_unstable();
     }
     Ok(Some(frames))
+}
+
+/// The transfers in the order of their paths (as sorted lists of resources), ties by index.
+fn locality_order(paths: &[Vec<u32>]) -> Vec<u32> {
+    let sorted: Vec<Vec<u32>> = paths
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p.sort_unstable();
+            p
+        })
+        .collect();
+    let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+    order.sort_by(|&a, &b| sorted[a as usize].cmp(&sorted[b as usize]).then(a.cmp(&b)));
+    order
+}
+
+/// DSatur's tie-break as a priority of each (renumbered) vertex, the greatest first: highest
+/// conflict degree, then lowest original index.
+fn tie_break(degree: &[u32], local: &[u32]) -> Vec<u32> {
+    let n = degree.len();
+    let mut by_rank: Vec<u32> = (0..n as u32).collect();
+    by_rank.sort_unstable_by_key(|&v| (std::cmp::Reverse(degree[v as usize]), local[v as usize]));
+    let mut priority = vec![0u32; n];
+    for (rank, &v) in by_rank.iter().enumerate() {
+        priority[v as usize] = (n - 1 - rank) as u32;
+    }
+    priority
 }
 
 /// A deadline, if any, an interrupt, and a count of the calls to [`Clock::expired`], which
@@ -170,76 +200,87 @@ impl<'i> Clock<'i> {
     }
 }
 
-/// The cliques of the conflict graph (the transfers of each resource), each list with its
-/// uncoloured transfers first, in no particular order.
-struct Cliques {
-    lists: Incidence,
-    /// Uncoloured transfers of resource `r`: the first `live[r]` of its list.
-    live: Vec<u32>,
-    /// Entry in the lists of each occurrence of a resource in a path.
-    entry: Vec<u32>,
+/// The transfers of each resource (the cliques of the conflict graph), in increasing order,
+/// coloured ones among them until a list is compacted: a list is cut down to its uncoloured
+/// transfers when they are fewer than half of it, so that pushing a colour costs about the
+/// uncoloured transfers, and the transfers stay in order (near each other in memory).
+struct Members {
+    transfer: Vec<u32>,
+    start: Vec<usize>,
+    /// The length of each list, and how many of it are uncoloured.
+    len: Vec<u32>,
+    uncoloured: Vec<u32>,
 }
 
-impl Cliques {
-    fn new<'a>(paths: impl Iterator<Item = &'a [u32]>, resources: usize) -> Self {
-        let lists = Incidence::new(paths, resources);
-        let live = (0..resources)
-            .map(|r| (lists.user_start[r + 1] - lists.user_start[r]) as u32)
+impl Members {
+    fn new(lists: &Incidence) -> Self {
+        let resources = lists.user_start.len() - 1;
+        let len: Vec<u32> = (0..resources)
+            .map(|r| lists.users(r).len() as u32)
             .collect();
-        let mut entry = vec![0u32; lists.resource.len()];
-        for (e, &o) in lists.occurrence.iter().enumerate() {
-            entry[o as usize] = e as u32;
+        Members {
+            transfer: lists.transfer.clone(),
+            start: lists.user_start.clone(),
+            uncoloured: len.clone(),
+            len,
         }
-        Cliques { lists, live, entry }
     }
 
-    fn path(&self, t: usize) -> &[u32] {
-        self.lists.path(t)
-    }
-
-    /// The uncoloured transfers of resource `r`, in no particular order.
-    fn uncoloured(&self, r: u32) -> &[u32] {
-        let start = self.lists.user_start[r as usize];
-        &self.lists.transfer[start..start + self.live[r as usize] as usize]
-    }
-
-    /// Take transfer `t` out of the uncoloured transfers of its resources.
-    fn remove(&mut self, t: usize) {
-        let lists = &mut self.lists;
-        for o in lists.path_start[t]..lists.path_start[t + 1] {
-            let r = lists.resource[o] as usize;
-            let e = self.entry[o] as usize;
-            self.live[r] -= 1;
-            let last = lists.user_start[r] + self.live[r] as usize;
-            lists.transfer.swap(e, last);
-            lists.occurrence.swap(e, last);
-            self.entry[lists.occurrence[e] as usize] = e as u32;
-            self.entry[o] = last as u32;
+    /// A transfer of these resources is coloured.
+    fn colour(&mut self, path: &[u32]) {
+        for &r in path {
+            self.uncoloured[r as usize] -= 1;
         }
+    }
+
+    /// The transfers of resource `r`, uncoloured ones and perhaps coloured ones (those whose
+    /// key in `queue` is 0), compacted first if most are coloured.
+    fn of(&mut self, r: u32, queue: &MaxTree) -> &[u32] {
+        let r = r as usize;
+        let start = self.start[r];
+        let mut len = self.len[r] as usize;
+        if 2 * self.uncoloured[r] < self.len[r] {
+            let list = &mut self.transfer[start..start + len];
+            let mut kept = 0;
+            for i in 0..len {
+                if queue.contains(list[i] as usize) {
+                    list[kept] = list[i];
+                    kept += 1;
+                }
+            }
+            len = kept;
+            self.len[r] = kept as u32;
+        }
+        &self.transfer[start..start + len]
     }
 }
 
-/// A key per leaf (0: removed; otherwise one more than the saturation of the leaf's vertex)
-/// in a complete binary tree whose inner nodes hold the largest key below them.
+/// A key per leaf (0: removed; otherwise one more than the vertex's saturation in the high 32
+/// bits and its tie-break priority in the low 32) in a complete binary tree whose inner nodes
+/// hold the largest key below them. Priorities are distinct, so the largest key is one leaf's.
 struct MaxTree {
     size: usize,
-    node: Vec<u32>,
+    node: Vec<u64>,
 }
 
 impl MaxTree {
-    /// `n` leaves of key 1 (saturation 0).
-    fn new(n: usize) -> Self {
-        let size = n.next_power_of_two().max(1);
-        let mut node = vec![0u32; 2 * size];
-        node[size..size + n].fill(1);
+    const SATURATION: u64 = 1 << 32;
+
+    /// A leaf for each vertex, of saturation 0 and priority `priority[v]`.
+    fn new(priority: &[u32]) -> Self {
+        let size = priority.len().next_power_of_two().max(1);
+        let mut node = vec![0u64; 2 * size];
+        for (v, &p) in priority.iter().enumerate() {
+            node[size + v] = Self::SATURATION | p as u64;
+        }
         for i in (1..size).rev() {
             node[i] = node[2 * i].max(node[2 * i + 1]);
         }
         MaxTree { size, node }
     }
 
-    /// The first leaf of the largest key (the tree must have a leaf not removed).
-    fn leftmost_max(&self) -> usize {
+    /// The leaf of the largest key (the tree must have a leaf not removed).
+    fn max_leaf(&self) -> usize {
         let mut i = 1;
         while i < self.size {
             i = if self.node[2 * i] == self.node[i] {
@@ -251,10 +292,20 @@ impl MaxTree {
         i - self.size
     }
 
-    /// Add one to the key of `leaf`.
+    /// Whether `leaf` is not removed.
+    #[inline]
+    fn contains(&self, leaf: usize) -> bool {
+        self.node[leaf + self.size] != 0
+    }
+
+    /// Add one to the saturation of `leaf`, if not removed.
+    #[inline]
     fn raise(&mut self, leaf: usize) {
         let mut i = leaf + self.size;
-        let key = self.node[i] + 1;
+        if self.node[i] == 0 {
+            return;
+        }
+        let key = self.node[i] + Self::SATURATION;
         self.node[i] = key;
         i /= 2;
         while i >= 1 && self.node[i] < key {
@@ -347,34 +398,33 @@ impl FullColours {
     }
 }
 
-/// The colours each uncoloured vertex can no longer take (those its resources are full in), as
-/// bitsets: bit `c % 64` of word `v` of column `c / 64` for colour `c` and vertex `v`. Pushing
-/// a colour to the transfers of a resource goes through one column of `n` words (a bit test
-/// each) rather than through a bitset per vertex; the number of set bits of a vertex is its
-/// saturation.
+/// The colours each vertex can no longer take (those its resources are full in), a bitset of
+/// the vertices per colour: pushing a colour to the transfers of a resource reads and writes
+/// one bitset of `n` bits (128 KiB for a million transfers), near each other as the transfers
+/// of a resource are.
 struct BlockedColours {
-    n: usize,
-    columns: Vec<Vec<u64>>,
+    words: usize,
+    colours: Vec<Vec<u64>>,
 }
 
 impl BlockedColours {
     fn new(n: usize) -> Self {
         BlockedColours {
-            n,
-            columns: Vec::new(),
+            words: n.div_ceil(64),
+            colours: Vec::new(),
         }
     }
 
     /// Make room for colours below `colours`.
     fn make_room(&mut self, colours: usize) {
-        while self.columns.len() * 64 < colours {
-            self.columns.push(vec![0; self.n]);
+        while self.colours.len() < colours {
+            self.colours.push(vec![0; self.words]);
         }
     }
 
-    /// The column of colour `c` (for which there is room) and its bit in the column's words.
-    fn column(&mut self, c: u32) -> (&mut [u64], u64) {
-        (&mut self.columns[(c / 64) as usize], 1 << (c % 64))
+    /// The bitset of colour `c` (for which there is room).
+    fn colour(&mut self, c: u32) -> &mut [u64] {
+        &mut self.colours[c as usize]
     }
 }
 
@@ -421,7 +471,8 @@ mod tests {
             let n = 1 + rng.below(400) as usize;
             let resources = 1 + rng.below(60) as usize;
             let max_slots = [1, 2, 4][round as usize % 3];
-            let (paths, slots) = random_traffic(&mut rng, n, resources, max_slots, 5, round % 5 == 4);
+            let (paths, slots) =
+                random_traffic(&mut rng, n, resources, max_slots, 5, round % 5 == 4);
             for slots in [&slots[..], &[]] {
                 assert_eq!(
                     dsatur(&paths, resources, slots).unwrap(),
@@ -431,7 +482,8 @@ mod tests {
             }
         }
         for round in 0..12u64 {
-            let (paths, slots) = random_all_to_all(&mut rng, 8 + round as u32 * 2, 6, 1 + round % 4);
+            let (paths, slots) =
+                random_all_to_all(&mut rng, 8 + round as u32 * 2, 6, 1 + round % 4);
             let resources = slots.len();
             for slots in [&slots[..], &[]] {
                 assert_eq!(
@@ -450,8 +502,16 @@ mod tests {
         for round in 0..50u64 {
             let (paths, slots) = random_traffic(&mut rng, 300, 40, 1 + round % 3, 4, false);
             let frames = dsatur(&paths, 40, &slots).unwrap();
-            assert_eq!(dsatur_until(&paths, 40, &slots, None, &Interrupt::never()).unwrap().as_ref(), Some(&frames));
-            assert_eq!(dsatur_until(&paths, 40, &slots, Some(later), &Interrupt::never()).unwrap(), Some(frames));
+            assert_eq!(
+                dsatur_until(&paths, 40, &slots, None, &Interrupt::never())
+                    .unwrap()
+                    .as_ref(),
+                Some(&frames)
+            );
+            assert_eq!(
+                dsatur_until(&paths, 40, &slots, Some(later), &Interrupt::never()).unwrap(),
+                Some(frames)
+            );
         }
     }
 
@@ -461,7 +521,17 @@ mod tests {
         let (paths, slots) = random_all_to_all(&mut rng, 120, 10, 1);
         let passed = Instant::now();
         let started = Instant::now();
-        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(passed), &Interrupt::never()).unwrap(), None);
+        assert_eq!(
+            dsatur_until(
+                &paths,
+                slots.len(),
+                &slots,
+                Some(passed),
+                &Interrupt::never()
+            )
+            .unwrap(),
+            None
+        );
         assert!(started.elapsed() < Duration::from_millis(100));
         // A deadline that passes early in the run: a twentieth of the shorter of two runs.
         let whole = (0..2)
@@ -473,6 +543,9 @@ mod tests {
             .min()
             .unwrap();
         let soon = Instant::now() + whole / 20;
-        assert_eq!(dsatur_until(&paths, slots.len(), &slots, Some(soon), &Interrupt::never()).unwrap(), None);
+        assert_eq!(
+            dsatur_until(&paths, slots.len(), &slots, Some(soon), &Interrupt::never()).unwrap(),
+            None
+        );
     }
 }
