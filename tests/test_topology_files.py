@@ -138,3 +138,45 @@ def test_invalid_yaml_is_one_line(tmp_path):
     with pytest.raises(TopologyError, match=r"not valid YAML: .* at line \d+, column \d+") as e:
         load_topology(path)
     assert "\n" not in str(e.value)
+
+
+# -- forwarding tables written as one array ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_builder_s_forwarding_array_is_written_as_an_array_and_read_back_to_the_same_routes(tmp_path, suffix):
+    net = build_topology("fat-tree:k=6")
+    path = tmp_path / f"ft{suffix}"
+    save_topology(net, path)
+    doc = json.loads(path.read_text()) if suffix == ".json" else yaml.safe_load(path.read_text())
+    assert set(doc["routing"]) == {"policy", "nodes", "destinations", "next"}
+    again = load_topology(path)
+    assert again.routing == net.routing
+    hosts = net.hosts()
+    assert all(again.route(a, b) == net.route(a, b) for a in hosts for b in hosts)
+
+
+def test_tables_written_by_hand_stay_tables(tmp_path):
+    doc = {"hosts": ["a", "b"], "switches": ["s1", "s2"], "defaults": {"capacity_Bps": "1Gbit/s"},
+           "cables": [{"a": "a", "b": "s1"}, {"a": "b", "b": "s2"}, {"a": "s1", "b": "s2"}],
+           "routing": {"policy": "forwarding", "table": {"s1": {"b": "s2"}, "s2": {"a": "s1"}}}}
+    path = tmp_path / "t.json"
+    save_topology(topology_from_dict(doc, "t"), path)
+    assert set(json.loads(path.read_text())["routing"]) == {"policy", "table"}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda r: r.update(next=r["next"][:-1]), r"next: \d+ rows for \d+ destinations"),
+    (lambda r: r["next"][0].append(0), r"next: expected \d+ rows of \d+ whole numbers"),
+    (lambda r: r["next"][1].__setitem__(2, 999), r"next\[1\]\[2\]: 999 is not a node's index"),
+    (lambda r: r["next"][0].__setitem__(0, -3), r"next\[0\]\[0\]: -3 is not a node's index"),
+    (lambda r: r["next"][0].__setitem__(0, "e1"), r"next: expected \d+ rows of \d+ whole numbers"),
+    (lambda r: r["nodes"].append(r["nodes"][0]), "nodes: a node is listed twice"),
+])
+def test_a_forwarding_array_that_is_wrong_is_refused_naming_where(change, message):
+    from liquidsched.io.topology import topology_to_dict
+
+    doc = topology_to_dict(build_topology("fat-tree:k=4"))
+    change(doc["routing"])
+    with pytest.raises(TopologyError, match=message):
+        topology_from_dict(doc, "t")

@@ -30,6 +30,11 @@ link in an emulated network.
 link), ``{policy: forwarding, table: {v: {d: next}}}`` (node ``v`` forwards what is for host
 ``d`` to ``next``, as a switch's forwarding table by destination does; a missing entry means the
 direct link, or a host's one switch) or ``{policy: paths, paths: [{src, dst, via: [nodes]}]}``.
+Forwarding tables that a builder made as one array (the D-mod-k tables of a fat tree: 14 million
+entries at ``k=34``) are written as that array, ``{policy: forwarding, nodes: [v, ...],
+destinations: [d, ...], next: [[...], ...]}``: ``next[i][j]`` is what node ``nodes[j]`` sends
+towards host ``destinations[i]``, the index of a node in ``nodes``, ``-2`` for the host itself or
+``-1`` for no entry; and read back as that array.
 Hosts cabled to each other without a switch (rings, stars, meshes of hosts) load: a host with
 ``forwards: true`` passes on what is not for it, and a host with no switch has no route to
 itself (its transfer to itself is a local copy, which a traffic leaves out).
@@ -49,7 +54,7 @@ from ..errors import TopologyError
 import dataclasses
 
 from ..network import HOST, MAX_BUFFER_PACKETS, MAX_SLOTS, SWITCH, Link, Network, Node
-from ..routing import ExplicitPaths, Forwarding, NextHop, ShortestPath
+from ..routing import NO_ENTRY, TO_DESTINATION, ExplicitPaths, Forwarding, ForwardingMatrix, NextHop, ShortestPath
 from .fields import (
     Fields,
     list_of,
@@ -179,7 +184,9 @@ def _with_pair_slots(link: Link, pair_slots: dict[str, tuple[int, str]]) -> Link
 
 
 def _read_routing(value: dict, where: str):
-    policy = Fields(value, where, E, ("policy", "table", "paths")).get("policy", read_str)
+    policy = Fields(value, where, E, ("policy", "table", "paths", "nodes", "destinations", "next")).get("policy", read_str)
+    if policy == "forwarding" and isinstance(value, dict) and "next" in value:
+        return _read_forwarding_matrix(value, where)
     if policy == "shortest-path":
         Fields(value, where, E, ("policy",))
         return ShortestPath()
@@ -203,6 +210,30 @@ def _read_routing(value: dict, where: str):
             paths[key] = tuple(p.get("via", list_of(read_id)))
         return ExplicitPaths(paths)
     raise E(f"{where}.policy: expected 'shortest-path', 'next-hop', 'forwarding' or 'paths', got {policy!r}")
+
+
+def _read_forwarding_matrix(value: dict, where: str) -> Forwarding:
+    """Forwarding tables written as one array (see the module doc), checked entry by entry."""
+    import numpy as np
+
+    f = Fields(value, where, E, ("policy", "nodes", "destinations", "next"))
+    nodes, targets = f.get("nodes", list_of(read_id)), f.get("destinations", list_of(read_id))
+    for name, ids in (("nodes", nodes), ("destinations", targets)):
+        if len(set(ids)) != len(ids):
+            raise E(f"{where}.{name}: a node is listed twice")
+    rows = f.get("next", read_list)
+    if len(rows) != len(targets):
+        raise E(f"{where}.next: {len(rows)} rows for {len(targets)} destinations (one row each)")
+    try:
+        table = np.array(rows, dtype=np.int64).reshape(len(targets), len(nodes))
+    except (ValueError, TypeError, OverflowError):
+        raise E(f"{where}.next: expected {len(targets)} rows of {len(nodes)} whole numbers (one per node)") from None
+    bad = np.argwhere((table < TO_DESTINATION) | (table >= len(nodes)))
+    if len(bad):
+        i, j = bad[0].tolist()
+        raise E(f"{where}.next[{i}][{j}]: {table[i, j]} is not a node's index (0 to {len(nodes) - 1}), "
+                f"{TO_DESTINATION} (the destination) or {NO_ENTRY} (no entry)")
+    return Forwarding.from_matrix(ForwardingMatrix(tuple(nodes), tuple(targets), table.astype(np.int32)))
 
 
 def topology_to_dict(net: Network) -> dict[str, Any]:
@@ -229,6 +260,10 @@ def topology_to_dict(net: Network) -> dict[str, Any]:
 
 
 def _routing_to_dict(routing) -> dict[str, Any]:
+    if isinstance(routing, Forwarding) and routing.matrix is not None:
+        m = routing.matrix
+        return {"policy": routing.policy, "nodes": list(m.nodes), "destinations": list(m.targets),
+                "next": m.next_node.tolist()}
     if isinstance(routing, (NextHop, Forwarding)):
         return {"policy": routing.policy, "table": {s: dict(row) for s, row in routing.table.items()}}
     if isinstance(routing, ExplicitPaths):
@@ -291,4 +326,6 @@ def save_topology(net: Network, path: str | os.PathLike) -> None:
     if writer is not None:
         writer(net, path)
     else:
-        write_document(topology_to_dict(net), path)
+        # Tables of millions of entries (a builder's array) are written compactly.
+        large = isinstance(net.routing, Forwarding) and net.routing.matrix is not None
+        write_document(topology_to_dict(net), path, compact=large)
