@@ -118,7 +118,7 @@ def main() -> None:
         table.add_row(f"{r['transfers']:,}", f"{r['bound_s']:.2f} s", f"{r['bound_mb']:.0f} MB", f"{r['plan_s']:.2f} s",
                       f"{r['dsatur_s']:.2f} s", f"{r['plan_mb']:.0f} MB", f"{r['frames']:,} ({r['frame_bound']:,})",
                       f"{r['schedule_mb']:.0f} MB")
-    Console().print(table)
+    Console(width=140).print(table)
     largest = max(rows, key=lambda r: r["transfers"])
     n = [r["transfers"] for r in rows]
     goals = {"at_transfers": largest["transfers"],

@@ -27,6 +27,7 @@ from .io.topology import topology_from_dict, topology_to_dict
 from .network import Network
 from .relay import Relay
 from .traffic import Traffic
+from .transfer_routes import cached_transfer_routes, time_weights
 
 FORMAT = "liquidsched-schedule"
 VERSION = 1
@@ -396,8 +397,6 @@ class FrameColumns:
     def time_units(self, net: Network, traffic: Traffic) -> tuple[np.ndarray, int] | None:
         """Each transfer's time in its slots as a whole number of units, and the units in a
         second; None when they do not fit in 64 bits."""
-        from .transfer_routes import cached_transfer_routes, time_weights
-
         sizes = np.asarray(traffic.sizes)
         weights = time_weights(net, cached_transfer_routes(net, traffic).slowest)
         if weights is None or sizes.dtype == object:

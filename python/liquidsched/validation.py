@@ -23,6 +23,7 @@ import numpy as np
 
 from .errors import InputError, ScheduleInvalidError, at
 from .schedule import Piece, Schedule
+from .transfer_routes import cached_transfer_routes, routes_of
 from .wording import plural
 
 
@@ -173,8 +174,6 @@ def validate(schedule: Schedule) -> list[Violation]:
 def _column_violations(schedule: Schedule) -> list[Violation]:
     """The violations of a schedule held as a column: empty frames, and resources that carry
     more transfers of a frame than their slots, in frame order."""
-    from .transfer_routes import cached_transfer_routes, routes_of
-
     net, traffic, columns = schedule.network, schedule.traffic, schedule.frame_columns
     routes = cached_transfer_routes(net, traffic)
     frame_of = columns.frame_of.astype("<u4").tobytes()
