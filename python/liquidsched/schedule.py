@@ -88,12 +88,12 @@ class Schedule:
 
         Examples
         --------
-        >>> from liquidsched.topologies import two_switch
+        >>> from liquidsched.topologies import crossbar
         >>> from liquidsched.traffic import Traffic, Transfer
-        >>> t = Traffic([Transfer("t1", "r4"), Transfer("t2", "r5"), Transfer("t3", "t1")])
-        >>> s = Schedule.from_frame_of(two_switch(), t, np.array([1, 0, 0]), ScheduleInfo("by hand"))
+        >>> t = Traffic([Transfer("h1", "h2"), Transfer("h2", "h3"), Transfer("h3", "h1")])
+        >>> s = Schedule.from_frame_of(crossbar(3), t, np.array([1, 0, 0]), ScheduleInfo("by hand"))
         >>> s.length, [[p.transfer for p in f] for f in s.frames]
-        (2, [['t2->r5', 't3->t1'], ['t1->r4']])
+        (2, [['h2->h3', 'h3->h1'], ['h1->h2']])
         """
         schedule = cls(network, traffic, (), info)
         schedule._frames = None
