@@ -32,7 +32,8 @@ fn model_of(model: &str, policy: &str, window: u32) -> PyResult<Model> {
 /// index); `window` is W in steps. `engine` chooses how the fluid model finds its rates:
 /// `auto`, `incremental` or `reference` (from scratch at every event: the tests' oracle); all
 /// give the same times up to rounding. Returns a dict with `makespan_s`, `start_s`, `finish_s`,
-/// `utilisation` (resources × bins, flat), `bins`, `rate_updates`.
+/// `utilisation` (resources × bins, flat), `bins`, `rate_updates`, `level_changes` (rates of
+/// bottleneck groups set by the incremental engine; 0 for the others).
 #[pyfunction]
 #[pyo3(signature = (capacities, paths, sizes, latencies, senders, frames, model, policy="all-at-once", overhead_s=0.0, bins=0, slots=Vec::new(), receivers=Vec::new(), frame_steps=Vec::new(), window=0, engine="auto"))]
 #[allow(clippy::too_many_arguments)]
@@ -98,6 +99,7 @@ fn simulate<'py>(
     d.set_item("utilisation", p.utilisation)?;
     d.set_item("bins", p.bins)?;
     d.set_item("rate_updates", p.rate_updates)?;
+    d.set_item("level_changes", p.level_changes)?;
     Ok(d)
 }
 

@@ -91,6 +91,7 @@ class RawPrediction(TypedDict):
     utilisation: list[float]
     bins: int
     rate_updates: int
+    level_changes: int
 
 def simulate(
     capacities: Sequence[float],

@@ -43,6 +43,7 @@ pub(super) fn frames_model(problem: &Problem) -> Prediction {
         utilisation: Vec::new(),
         bins: 0,
         rate_updates: 0,
+        level_changes: 0,
     }
 }
 
@@ -86,6 +87,7 @@ pub(super) fn circuit_model(problem: &Problem) -> Prediction {
         utilisation: Vec::new(),
         bins: 0,
         rate_updates: 0,
+        level_changes: 0,
     }
 }
 

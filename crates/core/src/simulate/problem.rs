@@ -73,6 +73,10 @@ pub struct Prediction {
     pub bins: usize,
     /// Rate computations done (fluid model).
     pub rate_updates: u64,
+    /// Rates of bottleneck groups set, over all rate computations (the incremental fluid engine;
+    /// 0 for the others). Each is a rate that changed: its growth with the flows is a floor on the
+    /// growth of any engine that keeps one rate per bottleneck.
+    pub level_changes: u64,
 }
 
 pub(super) fn check(problem: &Problem) -> CoreResult<()> {

@@ -319,6 +319,7 @@ impl<'a> Starts<'a> {
             utilisation: Vec::new(),
             bins: 0,
             rate_updates,
+            level_changes: 0,
         }
     }
 }

@@ -134,7 +134,9 @@ impl<'a> Incremental<'a> {
             }
         }
         let (sweeps, rebuilds) = (self.net.sweeps, self.net.rebuilds);
-        Ok((self.starts.prediction(self.rate_updates), sweeps, rebuilds))
+        let mut prediction = self.starts.prediction(self.rate_updates);
+        prediction.level_changes = self.net.level_changes;
+        Ok((prediction, sweeps, rebuilds))
     }
 }
 

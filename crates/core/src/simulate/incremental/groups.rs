@@ -105,6 +105,7 @@ impl<'a> Sharing<'a> {
         self.clock_at[gu] = t;
         let delta = level - self.level[gu];
         self.level[gu] = level;
+        self.level_changes += 1;
         self.mark_changed(g);
         let rise = delta.max(0.0);
         for k in 0..self.col[gu].len() {

@@ -159,6 +159,8 @@ struct Sharing<'a> {
     /// Rebuilds and sweeps done, for the tests and the profile.
     rebuilds: u64,
     sweeps: u64,
+    /// Group levels set (see `Prediction::level_changes`).
+    level_changes: u64,
 }
 
 impl<'a> Sharing<'a> {
@@ -232,6 +234,7 @@ impl<'a> Sharing<'a> {
             demands: Vec::new(),
             rebuilds: 0,
             sweeps: 0,
+            level_changes: 0,
         }
     }
 

@@ -224,6 +224,8 @@ impl<'a> Sharing<'a> {
         if self.count[qu] == 0 {
             // Saturated by flows that all stay within the tolerance of its level: no group.
             self.level[qu] = f64::INFINITY;
+        } else if !had {
+            self.level_changes += 1;
         }
         self.flush_touched(level);
     }

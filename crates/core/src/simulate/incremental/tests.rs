@@ -191,3 +191,94 @@ fn incremental_engine_records_the_reference_utilisation() {
         }
     }
 }
+
+/// An all-to-all on `n` hosts of one switch (uplink `x`, downlink `n + y`), in round-robin
+/// frames (frame `s`: every `x` sends to `x + s`), as the benchmarks' crossbar: every host link a
+/// bottleneck, and an event changes the rates of most groups. Sizes uneven (1 to 10^4 bytes, or
+/// a few equal values, so that groups also finish together), some flows left out.
+fn crossbar_problem(rng: &mut crate::testing::Rng, n: u32) -> Problem {
+    let equal_caps = rng.below(2) == 0;
+    let capacities = (0..2 * n)
+        .map(|_| if equal_caps { 1.0 } else { 1.0 + rng.below(4) as f64 })
+        .collect();
+    let few_sizes = rng.below(3) == 0;
+    let (mut flows, mut receivers, mut frames) = (Vec::new(), Vec::new(), Vec::new());
+    for s in 1..n {
+        let mut frame = Vec::new();
+        for x in 0..n {
+            if rng.below(10) == 0 {
+                continue;
+            }
+            let y = (x + s) % n;
+            frame.push(flows.len() as u32);
+            flows.push(Flow {
+                path: vec![x, n + y],
+                size_bytes: if few_sizes {
+                    (1 + rng.below(3)) as f64
+                } else {
+                    1.0 + rng.below(10_000) as f64
+                },
+                latency_s: if rng.below(5) == 0 { 0.5 } else { 0.0 },
+                sender: x,
+            });
+            receivers.push(y);
+        }
+        frames.push(frame);
+    }
+    Problem {
+        capacities,
+        slots: Vec::new(),
+        flows,
+        frames,
+        overhead_s: 0.0,
+        receivers,
+        frame_steps: Vec::new(),
+    }
+}
+
+#[test]
+fn incremental_engine_equals_the_reference_on_crossbars() {
+    let mut rng = crate::testing::Rng(0x5851_f42d_4c95_7f2d);
+    let mut sweeps = 0;
+    for case in 0..40 {
+        let n = 3 + rng.below(10) as u32;
+        let problem = crossbar_problem(&mut rng, n);
+        for policy in POLICIES {
+            sweeps += compare_with_reference(&problem, policy, &format!("crossbar case {case}")).0;
+        }
+    }
+    // Two larger ones, where cascades run through most of the groups at every event.
+    for n in [24, 32] {
+        let problem = crossbar_problem(&mut rng, n);
+        for policy in POLICIES {
+            sweeps += compare_with_reference(&problem, policy, &format!("crossbar n = {n}")).0;
+        }
+    }
+    assert!(sweeps > 1_000, "{sweeps} sweeps");
+}
+
+#[test]
+fn level_changes_count_the_rates_set() {
+    // Two flows of 1 and 2 bytes on one link of capacity 1: the group's rate is set to 1/2 at
+    // the start and to 1 when the first flow ends; nothing else changes.
+    let problem = Problem {
+        capacities: vec![1.0],
+        slots: Vec::new(),
+        flows: crate::simulate::testing::flows(&[vec![0], vec![0]], 1.0),
+        frames: vec![vec![0, 1]],
+        overhead_s: 0.0,
+        receivers: Vec::new(),
+        frame_steps: Vec::new(),
+    };
+    let mut problem = problem;
+    problem.flows[1].size_bytes = 2.0;
+    let p = Incremental::new(&problem, Policy::AllAtOnce)
+        .run(None, &Interrupt::never())
+        .unwrap();
+    assert_eq!(p.level_changes, 2);
+    assert_eq!(p.finish_s, vec![2.0, 3.0]);
+    let reference = Reference::new(&problem, Policy::AllAtOnce)
+        .run(None, &Interrupt::never())
+        .unwrap();
+    assert_eq!(reference.level_changes, 0);
+}
