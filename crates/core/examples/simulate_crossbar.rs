@@ -3,7 +3,8 @@
 //!     cargo run --release -p liquidsched-core --example simulate_crossbar -- 64 [reference] [policy]
 //!
 //! `n` hosts on one switch (an uplink and a downlink each), every ordered pair of distinct
-//! hosts one flow of 1–100 MB, in round-robin frames; prints the time the engine took.
+//! hosts one flow of 1–100 MB, in round-robin frames; prints the time the engine took and the
+//! bottleneck rates it set per event (incremental engine).
 
 use liquidsched_core::simulate::{simulate_with, Engine, Flow, Model, Policy, Problem};
 use liquidsched_core::Interrupt;
@@ -56,10 +57,11 @@ fn main() {
     let start = std::time::Instant::now();
     let p = simulate_with(&problem, Model::Fluid(policy), 0, engine, &Interrupt::never()).unwrap();
     println!(
-        "{} flows: {:.3} s, makespan {:.6} s, {} rate updates",
+        "{} flows: {:.3} s, makespan {:.6} s, {} rate updates, {:.1} level changes each",
         problem.flows.len(),
         start.elapsed().as_secs_f64(),
         p.makespan_s,
-        p.rate_updates
+        p.rate_updates,
+        p.level_changes as f64 / p.rate_updates.max(1) as f64
     );
 }

@@ -97,6 +97,7 @@ impl<'a> Sharing<'a> {
     pub(super) fn update(&mut self, t: f64) {
         // Progressive filling from scratch costs no more than a sweep when most flows are new
         // or gone, nor than laying out the cells for a sweep when a good part of them are.
+        self.updates = self.updates.wrapping_add(1);
         let changes = self.arrivals.len() + self.departures;
         let before = self.active.len() + self.departures;
         let share = if self.cells_built { 2 } else { 4 };

@@ -12,6 +12,15 @@ impl<'a> Sharing<'a> {
         }
     }
 
+    /// Group `g`'s level was set in this update: count it, once per update however many passes
+    /// of the sweep set it, so that the count is of rates that changed.
+    pub(super) fn count_level_change(&mut self, g: u32) {
+        if self.level_counted_in[g as usize] != self.updates {
+            self.level_counted_in[g as usize] = self.updates;
+            self.level_changes += 1;
+        }
+    }
+
     /// Rate of the members of group `g` (0 for fresh flows, which have none yet).
     pub(super) fn rate_of(&self, g: u32) -> f64 {
         if g == self.fresh {
@@ -105,7 +114,7 @@ impl<'a> Sharing<'a> {
         self.clock_at[gu] = t;
         let delta = level - self.level[gu];
         self.level[gu] = level;
-        self.level_changes += 1;
+        self.count_level_change(g);
         self.mark_changed(g);
         let rise = delta.max(0.0);
         for k in 0..self.col[gu].len() {

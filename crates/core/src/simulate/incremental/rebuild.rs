@@ -108,7 +108,7 @@ impl<'a> Sharing<'a> {
             let (qu, share) = (q as usize, self.rb_share[q as usize]);
             if self.count[qu] > 0 && self.level[qu] != share {
                 self.level[qu] = share;
-                self.level_changes += 1;
+                self.count_level_change(q);
                 self.mark_changed(q);
             }
         }

@@ -225,7 +225,7 @@ impl<'a> Sharing<'a> {
             // Saturated by flows that all stay within the tolerance of its level: no group.
             self.level[qu] = f64::INFINITY;
         } else if !had {
-            self.level_changes += 1;
+            self.count_level_change(q);
         }
         self.flush_touched(level);
     }
