@@ -8,20 +8,26 @@ All-to-all exchanges of random sizes (uniform 1–100 MB) started all at once, f
 - ``random``: the random network of ``simgrid_compare.py`` (16 switches, 8 extra cables, mixed
   capacities and latencies, shared-duplex cables) with 32 to 127 hosts;
 - ``fat-tree``: a k = 6 fat tree with 2 to 7 hosts per edge switch;
-- ``crossbar``: hosts on one switch, where every host link is a bottleneck and an event changes the
-  rates of a large part of all flows: the worst case of any exact incremental method.
+- ``crossbar``: 32 to 127 hosts on one switch, where every host link is a bottleneck and an event
+  changes the rates of a large part of all flows: the worst case of any exact incremental method.
 
 Each case is simulated by the core's incremental engine (the default; best of ``--repeat`` runs),
 by the from-scratch engine the simulator used before (up to ``--reference-max-flows`` flows: it is
 quadratic), and by SimGrid's CM02 model (up to each family's SimGrid limit, scaled by
 ``--simgrid-scale``; its engine run only, as ``simgrid_compare.py`` times it). The growth of each
-time with the flows is fitted as ``time ∝ flows^e`` per family. Every start policy is then run on one
-case by both engines. Agreement is reported as the largest relative difference of a flow's finish
-time between the two engines, and against SimGrid as the largest finish-time difference over the
-makespan. Policies that start flows when others finish can amplify rounding errors: the policy table
-also reports how far the from-scratch engine's own times move when the sizes move by a few units of
-the last place, the most any two implementations can be expected to agree. Run it pinned to one
-core (``taskset -c 0``) for one-core figures.
+time with the flows is fitted as ``time ∝ flows^e`` per family, and so is the number of bottleneck
+rates the incremental engine sets per event (``level changes``): an engine that keeps one rate per
+bottleneck must set each rate that changes, so its time cannot grow slower than
+``flows^(1 + f)`` when the changes per event grow as ``flows^f``, whatever its data structures.
+
+Every start policy is then run by both engines on the 16,002 flows of the largest random and
+crossbar cases. Agreement is reported as the largest relative difference of a flow's finish time
+between the two engines (goal: 1e-9), and against SimGrid as the largest finish-time difference over
+the makespan. Policies that start flows when others finish can amplify rounding errors: the policy
+table also reports how far the from-scratch engine's own times move when the sizes move by a few
+units of the last place (the most any two implementations can be expected to agree) and by one byte
+(up to three patterns of moves, until one moves the model more than the engines differ), and says,
+for a policy whose engines differ by more than 1e-9, whether the model itself moves more than that. Run it pinned to one core (``taskset -c 0``) for one-core figures.
 """
 
 from __future__ import annotations
@@ -45,12 +51,14 @@ from liquidsched.traffic import random_matrix
 FAMILIES: dict[str, tuple[list[str], int]] = {
     "random": ([f"random:switches=16,hosts={h},extra_cables=8,seed=1" for h in (32, 45, 64, 90, 127)], 8100),
     "fat-tree": ([f"fat-tree:k=6,hosts_per_edge={e}" for e in (2, 3, 4, 6, 7)], 3000),
-    "crossbar": ([f"crossbar:n={n}" for n in (32, 45, 64)], 1000),
+    "crossbar": ([f"crossbar:n={n}" for n in (32, 45, 64, 90, 127)], 1000),
 }
-#: The case every start policy is run on, and the policies.
-POLICY_CASE = "random:switches=16,hosts=64,extra_cables=8,seed=1"
+#: The cases every start policy is run on (16,002 flows each), and the policies.
+POLICY_CASES = ("random:switches=16,hosts=127,extra_cables=8,seed=1", "crossbar:n=127")
 POLICIES = ("all-at-once", "frames", "per-sender", "window", "steps")
 MB = 1_000_000
+#: The agreement asked of the two engines, relative, on every finish time.
+AGREEMENT = 1e-9
 
 
 def exchange(spec: str):
@@ -59,11 +67,20 @@ def exchange(spec: str):
     return plan(net, random_matrix(net, seed=1, min_bytes=MB, max_bytes=100 * MB), "round-robin")
 
 
-def run_core(schedule, policy: str, engine: str, repeat: int, perturb: float = 0.0) -> tuple[float, dict]:
+#: Multipliers of the fixed patterns by which sizes are moved (flow i by a step that depends on
+#: ``i * multiplier``): primes, so that the patterns differ.
+PATTERNS = (7919, 104_729, 1_299_709)
+
+
+def run_core(schedule, policy: str, engine: str, repeat: int, perturb: float = 0.0,
+             shift_bytes: float = 0.0, pattern: int = PATTERNS[0]) -> tuple[float, dict]:
     """Best time of ``repeat`` core runs with ``engine`` (the call, flows already converted), and
-    the last result; with ``perturb``, sizes multiplied by factors within ``1 ± 6 perturb``."""
+    the last result; with ``perturb``, sizes multiplied by factors within ``1 ± 6 perturb``; with
+    ``shift_bytes``, sizes moved by ``-shift_bytes``, 0 or ``+shift_bytes``; which flow moves how
+    much is set by ``pattern`` (one of :data:`PATTERNS`)."""
     net, f = schedule.network, flows_of(schedule)
-    sizes = [z * (1 + perturb * (i * 7919 % 13 - 6)) for i, z in enumerate(f.sizes)]
+    sizes = [z * (1 + perturb * (i * pattern % 13 - 6)) + shift_bytes * (i * pattern % 3 - 1)
+             for i, z in enumerate(f.sizes)]
     args = (list(net.resource_capacity), f.paths, sizes, f.latencies, f.senders, f.frames, "fluid", policy)
     kwargs = dict(slots=net.resource_slots, receivers=f.receivers, frame_steps=schedule.frame_steps(), window=2,
                   engine=engine)
@@ -87,6 +104,7 @@ def scale_case(family: str, spec: str, simgrid_max: int, args) -> dict[str, Any]
                            "resources": len(schedule.network.resources)}
     row["incremental_s"], ours = run_core(schedule, "all-at-once", "incremental", args.repeat)
     row["makespan_s"] = max(ours["finish_s"])
+    row["level_changes_per_event"] = ours["level_changes"] / max(ours["rate_updates"], 1)
     if flows <= args.reference_max_flows:
         row["reference_s"], ref = run_core(schedule, "all-at-once", "reference", 1)
         row["reference_difference"] = relative_difference(ours["finish_s"], ref["finish_s"])
@@ -100,17 +118,47 @@ def scale_case(family: str, spec: str, simgrid_max: int, args) -> dict[str, Any]
     return row
 
 
+def verdict(row: dict[str, Any]) -> str:
+    """Whether the engines agree to :data:`AGREEMENT`, and if not, whether the model itself moves
+    more than they differ when the sizes move by rounding errors or by one byte."""
+    difference = row["reference_difference"]
+    if difference <= AGREEMENT:
+        return f"agree to {AGREEMENT:.0e}"
+    if difference <= row["conditioning"]:
+        return "differ by less than the model moves with rounding errors in the sizes"
+    if difference <= row["one_byte"]:
+        return "differ by less than the model moves when sizes move by one byte"
+    return f"DISAGREE beyond {AGREEMENT:.0e} and beyond the model's own movement"
+
+
+def moved(schedule, policy: str, reference: dict, difference: float, **shift) -> float:
+    """How far the from-scratch engine's times move when the sizes move (``shift``, as
+    :func:`run_core` takes it): the largest over the patterns, tried in turn until the model has
+    moved more than the engines differ (``difference``), the first alone when they agree."""
+    most = 0.0
+    for pattern in PATTERNS:
+        _, result = run_core(schedule, policy, "reference", 1, pattern=pattern, **shift)
+        most = max(most, relative_difference(result["finish_s"], reference["finish_s"]))
+        if difference <= AGREEMENT or most >= difference:
+            break
+    return most
+
+
 def policy_rows(args) -> list[dict[str, Any]]:
-    schedule = exchange(POLICY_CASE)
     rows = []
-    for policy in POLICIES:
-        inc_s, ours = run_core(schedule, policy, "incremental", args.repeat)
-        ref_s, ref = run_core(schedule, policy, "reference", 1)
-        _, nudged = run_core(schedule, policy, "reference", 1, perturb=1e-16)
-        rows.append({"topology": POLICY_CASE, "policy": policy, "flows": len(ours["finish_s"]), "incremental_s": inc_s,
-                     "reference_s": ref_s, "speedup_reference": ref_s / inc_s,
-                     "reference_difference": relative_difference(ours["finish_s"], ref["finish_s"]),
-                     "conditioning": relative_difference(nudged["finish_s"], ref["finish_s"])})
+    for case in POLICY_CASES:
+        schedule = exchange(case)
+        for policy in POLICIES:
+            inc_s, ours = run_core(schedule, policy, "incremental", args.repeat)
+            ref_s, ref = run_core(schedule, policy, "reference", 1)
+            difference = relative_difference(ours["finish_s"], ref["finish_s"])
+            row = {"topology": case, "policy": policy, "flows": len(ours["finish_s"]), "incremental_s": inc_s,
+                   "reference_s": ref_s, "speedup_reference": ref_s / inc_s, "reference_difference": difference,
+                   "conditioning": moved(schedule, policy, ref, difference, perturb=1e-16),
+                   "one_byte": moved(schedule, policy, ref, difference, shift_bytes=1.0),
+                   "level_changes_per_event": ours["level_changes"] / max(ours["rate_updates"], 1)}
+            row["verdict"] = verdict(row)
+            rows.append(row)
     return rows
 
 
@@ -120,8 +168,31 @@ def growth(rows: list[dict]) -> dict[str, dict[str, float | None]]:
     for family in FAMILIES:
         mine = [r for r in rows if r["family"] == family]
         result[family] = {key: growth_exponent([r["flows"] for r in mine if key in r], [r[key] for r in mine if key in r])
-                          for key in ("incremental_s", "reference_s", "simgrid_s")}
+                          for key in ("incremental_s", "reference_s", "simgrid_s", "level_changes_per_event")}
     return result
+
+
+#: The growth asked of the incremental engine on every family (issue 28, item 7).
+GROWTH_GOAL = 1.3
+
+
+def growth_statement(exponents: dict) -> list[str]:
+    """Per family, whether the incremental engine's growth meets :data:`GROWTH_GOAL`, and the floor
+    that the level changes per event set on any engine keeping one rate per bottleneck."""
+    lines = []
+    for family, values in exponents.items():
+        e, f = values["incremental_s"], values["level_changes_per_event"]
+        if e is None:
+            continue
+        if e <= GROWTH_GOAL:
+            lines.append(f"{family}: incremental grows as flows^{e:.2f}, meets the goal flows^{GROWTH_GOAL}")
+            continue
+        floor = "" if f is None else (
+            f": level changes per event grow as flows^{f:.2f}, so the bottleneck rates that change grow as "
+            f"flows^{1 + f:.2f} in all, and an engine that keeps one rate per bottleneck, setting each that "
+            f"changes, cannot grow slower once they dominate its time")
+        lines.append(f"{family}: incremental grows as flows^{e:.2f}, does NOT meet the goal flows^{GROWTH_GOAL}{floor}")
+    return lines
 
 
 def _ms(row: dict, key: str) -> str:
@@ -138,24 +209,29 @@ def _diff(row: dict, key: str) -> str:
 
 def print_tables(rows: list[dict], policies: list[dict], exponents: dict, console: Console) -> None:
     t = Table("family", "flows", "incremental", "from scratch", "SimGrid", "× from scratch", "× SimGrid",
-              "Δ from scratch", "Δ SimGrid", title="fluid model, all at once, random sizes (Δ: largest relative "
-              "difference of a finish time; against SimGrid, over the makespan)")
+              "Δ from scratch", "Δ SimGrid", "level changes / event", title="fluid model, all at once, random "
+              "sizes (Δ: largest relative difference of a finish time; against SimGrid, over the makespan)")
     for r in rows:
         t.add_row(r["family"], f"{r['flows']:,}", _ms(r, "incremental_s"), _ms(r, "reference_s"), _ms(r, "simgrid_s"),
                   _times(r, "speedup_reference"), _times(r, "speedup_simgrid"), _diff(r, "reference_difference"),
-                  _diff(r, "simgrid_difference"))
+                  _diff(r, "simgrid_difference"), f"{r['level_changes_per_event']:,.1f}")
     console.print(t)
-    g = Table("family", "incremental", "from scratch", "SimGrid", title="growth: time ∝ flows^e (least squares)")
+    g = Table("family", "incremental", "from scratch", "SimGrid", "level changes / event",
+              title="growth: time ∝ flows^e (least squares)")
     for family, values in exponents.items():
         g.add_row(family, *("-" if values[k] is None else f"{values[k]:.2f}"
-                            for k in ("incremental_s", "reference_s", "simgrid_s")))
+                            for k in ("incremental_s", "reference_s", "simgrid_s", "level_changes_per_event")))
     console.print(g)
-    p = Table("policy", "flows", "incremental", "from scratch", "× from scratch", "Δ from scratch",
-              "Δ from scratch, sizes ± 6e-16", title=f"every start policy on {POLICY_CASE} (last column: how "
-              "far the model itself moves when the sizes move by rounding errors)")
+    for line in growth_statement(exponents):
+        console.print(line)
+    p = Table("case", "policy", "flows", "incremental", "from scratch", "× from scratch", "Δ from scratch",
+              "Δ, sizes ± 6e-16", "Δ, sizes ± 1 B", "verdict", title="every start policy (Δ: largest relative "
+              "difference of a finish time from the from-scratch engine's; the last two: how far the model "
+              "itself moves when the sizes move by rounding errors, and by one byte)")
     for r in policies:
-        p.add_row(r["policy"], f"{r['flows']:,}", _ms(r, "incremental_s"), _ms(r, "reference_s"),
-                  _times(r, "speedup_reference"), _diff(r, "reference_difference"), _diff(r, "conditioning"))
+        p.add_row(r["topology"].split(":")[0], r["policy"], f"{r['flows']:,}", _ms(r, "incremental_s"),
+                  _ms(r, "reference_s"), _times(r, "speedup_reference"), _diff(r, "reference_difference"),
+                  _diff(r, "conditioning"), _diff(r, "one_byte"), r["verdict"])
     console.print(p)
 
 
@@ -179,13 +255,14 @@ def plot(rows: list[dict], policies: list[dict], exponents: dict, path: str) -> 
     ax.set_title("time to simulate, and its growth (time ∝ flows^e)")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, ncol=1)
-    names = [r["policy"] for r in policies]
-    bars.bar(range(len(names)), [r["speedup_reference"] for r in policies], color="tab:blue")
+    first = [r for r in policies if r["topology"] == POLICY_CASES[0]]
+    names = [r["policy"] for r in first]
+    bars.bar(range(len(names)), [r["speedup_reference"] for r in first], color="tab:blue")
     bars.set_xticks(range(len(names)), names, rotation=20)
     bars.axhline(1.0, color="black", lw=1)
     bars.set_yscale("log")
     bars.set_ylabel("from-scratch time / incremental time")
-    bars.set_title(f"every policy, {policies[0]['flows']:,} flows (random network)")
+    bars.set_title(f"every policy, {policies[0]['flows']:,} flows ({POLICY_CASES[0].split(':')[0]} network)")
     bars.grid(alpha=0.3, axis="y", which="both")
     fig.tight_layout()
     _save(fig, path)
@@ -213,7 +290,8 @@ def main() -> None:
     print_tables(rows, policies, exponents, Console(width=160))
     write_document({"benchmark": "simulate_scale", "machine": platform.processor() or platform.machine(),
                     "sizes_bytes": [MB, 100 * MB], "rows": rows, "policies": policies,
-                    "growth_exponents": exponents}, args.output)
+                    "growth_exponents": exponents, "growth_goal": GROWTH_GOAL, "agreement_goal": AGREEMENT,
+                    "growth_statement": growth_statement(exponents)}, args.output)
     if args.plot:
         plot(rows, policies, exponents, args.plot)
 
