@@ -125,7 +125,7 @@ impl<'a> Sharing<'a> {
             if r == g {
                 continue;
             }
-            if self.count[ru] > 0 || self.queued_in[ru] == self.pass {
+            if self.count[ru] > 0 || self.queue.contains(r) {
                 self.touch(r, n * rise, 0, 0.0);
             } else if delta > 0.0
                 && self.checked_in[ru] != self.pass

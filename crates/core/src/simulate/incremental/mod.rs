@@ -47,6 +47,7 @@ mod cells;
 mod engine;
 mod events;
 mod groups;
+mod queue;
 mod rebuild;
 mod sweep;
 #[cfg(test)]
@@ -62,6 +63,7 @@ use std::hash::BuildHasherDefault;
 use super::filling::{Due, Share};
 use super::problem::Problem;
 use cells::{Cell, PairHasher};
+use queue::Queue;
 
 /// Relative tolerance of the sweep: a resource saturates when its water level is within it of
 /// the level being swept, a group's flows stay in it when their level is within it of the
@@ -151,10 +153,8 @@ struct Sharing<'a> {
     settled_in: Vec<u32>,
     /// Passed its old level in this pass without saturating (its members are unfrozen).
     vacated_in: Vec<u32>,
-    /// In the queue in this pass, with its latest key.
-    queued_in: Vec<u32>,
-    queued_key: Vec<f64>,
-    queue: BinaryHeap<Share>,
+    /// Resources to take up in this pass, by key.
+    queue: Queue,
     /// Unsaturated resources whose load rose, to compare with their capacity after the pass.
     check: Vec<u32>,
     checked_in: Vec<u32>,
@@ -234,9 +234,7 @@ impl<'a> Sharing<'a> {
             pass: 0,
             settled_in: vec![0; groups],
             vacated_in: vec![0; groups],
-            queued_in: vec![0; groups],
-            queued_key: vec![0.0; groups],
-            queue: BinaryHeap::new(),
+            queue: Queue::new(groups),
             check: Vec::new(),
             checked_in: vec![0; resources],
             touched: Vec::new(),

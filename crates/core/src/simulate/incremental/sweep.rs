@@ -4,7 +4,6 @@
 
 use super::cells::cell_key;
 use super::{Sharing, LEVEL_TOL, NEAR_FULL, SWEEP_TOL};
-use crate::simulate::filling::Least;
 
 impl<'a> Sharing<'a> {
     /// Whether group `s`'s flows count as unfrozen in the current sweep (they take the water
@@ -101,12 +100,7 @@ impl<'a> Sharing<'a> {
         if self.settled_in[qu] == self.pass || !key.is_finite() {
             return;
         }
-        if self.queued_in[qu] == self.pass && self.queued_key[qu] <= key {
-            return;
-        }
-        self.queued_in[qu] = self.pass;
-        self.queued_key[qu] = key;
-        self.queue.push(Least(key, q, self.pass as u64));
+        self.queue.push(q, key);
     }
 
     /// Resource `r`'s row changed: capped demands on it rose by `rise` in all, and `unbound` of
@@ -142,12 +136,12 @@ impl<'a> Sharing<'a> {
             if self.settled_in[ru] == self.pass {
                 continue;
             }
-            let queued = self.queued_in[ru] == self.pass;
+            let queued = self.queue.contains(r);
             if self.count[ru] > 0 || queued {
                 let (rise, unbound) = (self.touched_rise[ru], self.touched_unbound[ru]);
                 if rise > 0.0 || unbound > 0 {
                     let base = if queued {
-                        self.queued_key[ru]
+                        self.queue.key(r)
                     } else {
                         self.level[ru]
                     };
@@ -247,7 +241,7 @@ impl<'a> Sharing<'a> {
             let ru = r as usize;
             if self.settled_in[ru] == self.pass {
                 tied.push(r);
-            } else if self.count[ru] > 0 || self.queued_in[ru] == self.pass {
+            } else if self.count[ru] > 0 || self.queue.contains(r) {
                 // (The load of an unsaturated resource is the same until `q` settles.)
                 let n = self.cells[self.col[qu][k] as usize].flows.len() as u32;
                 self.touch(r, 0.0, n, self.level[qu]);
@@ -266,20 +260,9 @@ impl<'a> Sharing<'a> {
         self.flush_touched(self.level[qu]);
     }
 
-    /// The smallest valid key in the queue (+inf when empty), stale entries dropped.
-    fn next_key(&mut self) -> f64 {
-        while let Some(&Least(key, q, p)) = self.queue.peek() {
-            let qu = q as usize;
-            if p == self.pass as u64
-                && self.queued_in[qu] == self.pass
-                && self.queued_key[qu].to_bits() == key.to_bits()
-                && self.settled_in[qu] != self.pass
-            {
-                return key;
-            }
-            self.queue.pop();
-        }
-        f64::INFINITY
+    /// The smallest key in the queue (+inf when empty).
+    fn next_key(&self) -> f64 {
+        self.queue.peek().map_or(f64::INFINITY, |(key, _)| key)
     }
 
     /// Progressive filling over the resources the pending changes can reach.
@@ -308,11 +291,10 @@ impl<'a> Sharing<'a> {
                 if !key.is_finite() {
                     break;
                 }
-                let Some(Least(_, q, _)) = self.queue.pop() else {
+                let Some((_, q)) = self.queue.pop() else {
                     break;
                 };
                 let qu = q as usize;
-                self.queued_in[qu] = 0;
                 pops += 1;
                 if pops > max_pops {
                     // Rounding that keeps two resources trading places: settle it from scratch.
