@@ -118,8 +118,8 @@ impl<'a> Sharing<'a> {
         self.mark_changed(g);
         let rise = delta.max(0.0);
         for k in 0..self.col[gu].len() {
-            let cell = &self.cells[self.col[gu][k] as usize];
-            let (r, n) = (cell.res, cell.flows.len() as f64);
+            let tally = self.tallies[self.col[gu][k] as usize];
+            let (r, n) = (tally.res, tally.flows as f64);
             let ru = r as usize;
             self.load[ru] += n * delta;
             if r == g {

@@ -62,7 +62,7 @@ use std::hash::BuildHasherDefault;
 
 use super::filling::{Due, Share};
 use super::problem::Problem;
-use cells::{Cell, PairHasher};
+use cells::{Cell, PairHasher, Tally};
 use queue::Queue;
 
 /// Relative tolerance of the sweep: a resource saturates when its water level is within it of
@@ -121,6 +121,7 @@ struct Sharing<'a> {
     row: Vec<Vec<u32>>,
     col: Vec<Vec<u32>>,
     cells: Vec<Cell>,
+    tallies: Vec<Tally>,
     free_cells: Vec<u32>,
     index: HashMap<u64, u32, BuildHasherDefault<PairHasher>>,
     /// Each group's next finish: (time, group, group stamp).
@@ -212,6 +213,7 @@ impl<'a> Sharing<'a> {
             row: vec![Vec::new(); resources],
             col: vec![Vec::new(); groups],
             cells: Vec::new(),
+            tallies: Vec::new(),
             free_cells: Vec::new(),
             index: HashMap::default(),
             finishes: BinaryHeap::new(),

@@ -2,7 +2,7 @@
 //! each taken up at a bound of the level where it next matters; the cascade of saturations and
 //! vacated groups, and the unsaturated resources whose load goes over their capacity.
 
-use super::cells::cell_key;
+use super::cells::{cell_key, Tally};
 use super::{Sharing, LEVEL_TOL, NEAR_FULL, SWEEP_TOL};
 
 impl<'a> Sharing<'a> {
@@ -33,8 +33,9 @@ impl<'a> Sharing<'a> {
         let mut demands = std::mem::take(&mut self.demands);
         demands.clear();
         for &id in &self.row[q as usize] {
-            let cell = &self.cells[id as usize];
-            let (s, n) = (cell.group, cell.flows.len() as u32);
+            let Tally {
+                group: s, flows: n, ..
+            } = self.tallies[id as usize];
             if s == q || self.unfrozen(s) {
                 unbounded += n as u64;
             } else {
@@ -188,7 +189,7 @@ impl<'a> Sharing<'a> {
         let mut capture = std::mem::take(&mut self.capture);
         capture.clear();
         for &id in &self.row[qu] {
-            let s = self.cells[id as usize].group;
+            let s = self.tallies[id as usize].group;
             if s != q
                 && (self.unfrozen(s)
                     || (self.settled_in[s as usize] != self.pass
@@ -234,7 +235,7 @@ impl<'a> Sharing<'a> {
         let mut tied = std::mem::take(&mut self.capture);
         tied.clear();
         for k in 0..self.col[qu].len() {
-            let r = self.cells[self.col[qu][k] as usize].res;
+            let Tally { res: r, flows: n, .. } = self.tallies[self.col[qu][k] as usize];
             if r == q {
                 continue;
             }
@@ -243,7 +244,6 @@ impl<'a> Sharing<'a> {
                 tied.push(r);
             } else if self.count[ru] > 0 || self.queue.contains(r) {
                 // (The load of an unsaturated resource is the same until `q` settles.)
-                let n = self.cells[self.col[qu][k] as usize].flows.len() as u32;
                 self.touch(r, 0.0, n, self.level[qu]);
             }
         }
