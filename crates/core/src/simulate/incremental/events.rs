@@ -19,25 +19,15 @@ impl<'a> Sharing<'a> {
     }
 
     /// When the next flow finishes (+inf when none will).
-    pub(super) fn next_finish(&mut self) -> f64 {
-        while let Some(&Least(at, g, s)) = self.finishes.peek() {
-            if s == self.group_stamp[g as usize] {
-                return at;
-            }
-            self.finishes.pop();
-        }
-        f64::INFINITY
+    pub(super) fn next_finish(&self) -> f64 {
+        self.finishes.peek().map_or(f64::INFINITY, |(at, _)| at)
     }
 
     /// Take out the flows done at `t` (within the tolerance of the reference engine), into
     /// `out`.
     pub(super) fn take_finished(&mut self, t: f64, out: &mut Vec<u32>) {
         let horizon = t + EPS * t.max(1e-300);
-        while let Some(&Least(at, g, s)) = self.finishes.peek() {
-            if s != self.group_stamp[g as usize] {
-                self.finishes.pop();
-                continue;
-            }
+        while let Some((at, g)) = self.finishes.peek() {
             if at > horizon {
                 break;
             }

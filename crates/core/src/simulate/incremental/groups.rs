@@ -140,8 +140,8 @@ impl<'a> Sharing<'a> {
     /// Queue group `g`'s next finish time (its earliest target at its level).
     pub(super) fn queue_finish(&mut self, g: u32) {
         let gu = g as usize;
-        self.group_stamp[gu] = self.group_stamp[gu].wrapping_add(1);
         if self.count[gu] == 0 || self.level[gu] <= 0.0 || self.level[gu].is_nan() {
+            self.finishes.remove(g);
             return;
         }
         let (group, stamp) = (&self.group, &self.stamp);
@@ -155,9 +155,12 @@ impl<'a> Sharing<'a> {
             }
             heap.pop();
         }
-        if let Some(&Least(target, _, _)) = heap.peek() {
-            let at = self.clock_at[gu] + (target - self.clock[gu]) / self.level[gu];
-            self.finishes.push(Least(at, g, self.group_stamp[gu]));
+        match heap.peek() {
+            Some(&Least(target, _, _)) => {
+                let at = self.clock_at[gu] + (target - self.clock[gu]) / self.level[gu];
+                self.finishes.set(g, at);
+            }
+            None => self.finishes.remove(g),
         }
     }
 }

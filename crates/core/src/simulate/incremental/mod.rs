@@ -111,7 +111,6 @@ struct Sharing<'a> {
     members: Vec<BinaryHeap<Due>>,
     /// The largest target a member has had since the group formed (a bound on its last finish).
     last_target: Vec<f64>,
-    group_stamp: Vec<u32>,
     /// Groups whose level or members changed since their finish time was last queued.
     changed: Vec<u32>,
     changed_flag: Vec<bool>,
@@ -124,8 +123,8 @@ struct Sharing<'a> {
     tallies: Vec<Tally>,
     free_cells: Vec<u32>,
     index: HashMap<u64, u32, BuildHasherDefault<PairHasher>>,
-    /// Each group's next finish: (time, group, group stamp).
-    finishes: BinaryHeap<Due>,
+    /// Each group's next finish time.
+    finishes: Queue,
     // What the next update has to look at.
     pending: Vec<u32>,
     /// Whether the cells (and the loads) are laid out; see `drop_cells`.
@@ -206,7 +205,6 @@ impl<'a> Sharing<'a> {
             clock_at: vec![0.0; groups],
             members: (0..groups).map(|_| BinaryHeap::new()).collect(),
             last_target: vec![f64::NEG_INFINITY; groups],
-            group_stamp: vec![0; groups],
             changed: Vec::new(),
             changed_flag: vec![false; groups],
             load: vec![0.0; resources],
@@ -216,7 +214,7 @@ impl<'a> Sharing<'a> {
             tallies: Vec::new(),
             free_cells: Vec::new(),
             index: HashMap::default(),
-            finishes: BinaryHeap::new(),
+            finishes: Queue::new(groups),
             pending: Vec::new(),
             cells_built: false,
             arrivals: Vec::new(),

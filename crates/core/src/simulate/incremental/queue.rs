@@ -1,12 +1,12 @@
-//! The sweep's queue: resources by key (a bound of the level at which each next matters), each
-//! in it at most once, smallest key first and ties by smaller resource, as the filling heap orders
-//! its entries.
+//! An indexed min-heap of ids by key, each id in it at most once, smallest key first and ties by
+//! smaller id, as the engine's other heaps order their entries (`Least`). Two of them: the sweep's
+//! queue of resources (by a bound of the level at which each next matters) and the groups' next
+//! finish times.
 //!
-//! A resource's key only ever drops while it is queued, and on a crossbar every level change
-//! lowers the keys of a whole column of resources: with one heap entry per push, the heap held
-//! many stale entries per live one, and popping them took a third of the simulation. Here a
-//! lowered key moves the resource's one entry up the heap, and the heap never holds more entries
-//! than resources.
+//! On a crossbar every level change lowers the keys of a whole column of resources and moves the
+//! finish time of its group: with one heap entry per change, the heaps held many stale entries per
+//! live one, and popping them took a third of the simulation. Here a changed key moves the id's
+//! one entry, and a heap never holds more entries than ids.
 
 use std::cmp::Ordering;
 
@@ -62,7 +62,40 @@ impl Queue {
         self.up(self.pos[qu] as usize);
     }
 
-    /// The first resource and its key.
+    /// Queue `q` at `key`, whether it is queued at another key or not.
+    pub(super) fn set(&mut self, q: u32, key: f64) {
+        let qu = q as usize;
+        if self.pos[qu] == NONE {
+            self.push(q, key);
+            return;
+        }
+        let lower = key.total_cmp(&self.key[qu]) == Ordering::Less;
+        self.key[qu] = key;
+        if lower {
+            self.up(self.pos[qu] as usize);
+        } else {
+            self.down(self.pos[qu] as usize);
+        }
+    }
+
+    /// Take `q` out, if it is in.
+    pub(super) fn remove(&mut self, q: u32) {
+        let at = self.pos[q as usize];
+        if at == NONE {
+            return;
+        }
+        self.pos[q as usize] = NONE;
+        let last = self.heap.pop().expect("the heap holds q");
+        if last != q {
+            let at = at as usize;
+            self.heap[at] = last;
+            self.pos[last as usize] = at as u32;
+            self.up(at);
+            self.down(self.pos[last as usize] as usize);
+        }
+    }
+
+    /// The first id and its key.
     pub(super) fn peek(&self) -> Option<(f64, u32)> {
         self.heap.first().map(|&q| (self.key[q as usize], q))
     }
@@ -158,6 +191,38 @@ mod tests {
             let mut got = Vec::new();
             while let Some(entry) = queue.pop() {
                 assert!(!queue.contains(entry.1));
+                got.push(entry);
+            }
+            assert_eq!(got, order);
+        }
+    }
+
+    #[test]
+    fn keys_set_either_way_and_ids_removed() {
+        let mut rng = crate::testing::Rng(0x0bad_cafe_dead_beef);
+        for _ in 0..200 {
+            let n = 1 + rng.below(40) as usize;
+            let mut queue = Queue::new(n);
+            let mut expected: Vec<Option<f64>> = vec![None; n];
+            for _ in 0..rng.below(150) {
+                let q = rng.below(n as u64) as u32;
+                if rng.below(4) == 0 {
+                    queue.remove(q);
+                    expected[q as usize] = None;
+                } else {
+                    let key = rng.below(8) as f64 / 2.0;
+                    queue.set(q, key);
+                    expected[q as usize] = Some(key);
+                }
+            }
+            let mut order: Vec<(f64, u32)> = expected
+                .iter()
+                .enumerate()
+                .filter_map(|(q, k)| k.map(|k| (k, q as u32)))
+                .collect();
+            order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut got = Vec::new();
+            while let Some(entry) = queue.pop() {
                 got.push(entry);
             }
             assert_eq!(got, order);
