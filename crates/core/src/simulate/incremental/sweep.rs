@@ -26,10 +26,21 @@ impl<'a> Sharing<'a> {
     /// water level and takes in at least one more demand, and a close bound needs one pass over
     /// the row, no sort. Returns `(L, true)`, or, as soon as a step passes `limit`, that step's
     /// value, a lower bound, and `false`: beyond `limit` the sweep only needs a bound.
+    ///
+    /// The first step is taken during the pass over the row that gathers the demands, in the same
+    /// order (so with the same rounding) as the later steps take theirs from the gathered list:
+    /// it is most often the last, and the demands are then gone through once, not twice.
     fn water_level_from(&mut self, q: u32, start: f64, limit: f64) -> (f64, bool) {
         let cap = self.problem.capacities[q as usize];
+        let mut level = if start.is_finite() {
+            start.max(0.0)
+        } else {
+            0.0
+        };
         let mut unbounded = 0u64;
+        let mut capped = 0u64;
         let mut capped_load = 0.0;
+        let (mut below, mut below_n, mut next_demand) = (0.0, 0u64, f64::INFINITY);
         let mut demands = std::mem::take(&mut self.demands);
         demands.clear();
         for &id in &self.row[q as usize] {
@@ -41,27 +52,32 @@ impl<'a> Sharing<'a> {
             } else {
                 let d = self.level[s as usize];
                 capped_load += d * n as f64;
+                capped += n as u64;
                 demands.push((d, n));
+                if d < level {
+                    below += d * n as f64;
+                    below_n += n as u64;
+                } else if d < next_demand {
+                    next_demand = d;
+                }
             }
         }
-        let total = unbounded + demands.iter().map(|&(_, n)| n as u64).sum::<u64>();
+        let total = unbounded + capped;
         let result = if unbounded == 0 && capped_load <= cap * (1.0 + SWEEP_TOL) {
             (f64::INFINITY, true)
         } else {
-            let mut level = if start.is_finite() {
-                start.max(0.0)
-            } else {
-                0.0
-            };
             let mut restarted = false;
+            let mut gathered = true;
             loop {
-                let (mut below, mut below_n, mut next_demand) = (0.0, 0u64, f64::INFINITY);
-                for &(d, n) in &demands {
-                    if d < level {
-                        below += d * n as f64;
-                        below_n += n as u64;
-                    } else if d < next_demand {
-                        next_demand = d;
+                if !std::mem::replace(&mut gathered, false) {
+                    (below, below_n, next_demand) = (0.0, 0u64, f64::INFINITY);
+                    for &(d, n) in &demands {
+                        if d < level {
+                            below += d * n as f64;
+                            below_n += n as u64;
+                        } else if d < next_demand {
+                            next_demand = d;
+                        }
                     }
                 }
                 let step = if below_n < total {
