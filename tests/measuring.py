@@ -1,9 +1,11 @@
 """Rates measured on a machine that may be busy.
 
-A rate measured on the emulated network can only be lowered by load (the links are shaped; a
-busy CPU delays packets, it never speeds them up). So a test asserts its upper bounds on every
-measurement, and its lower bounds on the best of a few: a loaded machine gets more tries, and
-the bound is one that a loaded machine still reaches.
+A rate measured on the emulated network over a span long next to a scheduling delay can only be
+lowered by load (the links are shaped; a busy CPU delays packets, it never speeds them up). So a
+test asserts its upper bounds on every such measurement, and its lower bounds on the best of a
+few: a loaded machine gets more tries, and the bound is one that a loaded machine still reaches.
+Over a short span (10 ms), arrivals held back and then let through at once can look faster than
+the link: such a rate is judged on one of several tries.
 """
 
 from __future__ import annotations

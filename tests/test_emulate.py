@@ -25,7 +25,7 @@ from liquidsched.execute import MODES, run_exchange
 from liquidsched.network import Link, Network, Node
 from liquidsched.traffic import all_to_all, half_all_to_all
 
-from .measuring import best_of
+from .measuring import ATTEMPTS, best_of
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("tc") is None,
                                 reason="needs root and iproute2")
@@ -271,14 +271,17 @@ def test_a_shaped_link_honours_its_rate_over_every_10ms_window():
         # A fresh flow finds the token bucket full: a transfer whose time at the link's rate is
         # 10 ms still takes 10 ms from its first packet's arrival to its last.
         short = arrivals(emu, "h1", "h2", int(capacity * 0.01))
-        # The fastest 10 ms of a longer flow: never above the rate; at it on the best of a few
-        # tries, since a busy machine can only slow the flow.
-        fastest = best_of(lambda: fastest_window(arrivals(emu, "h1", "h2", int(capacity * 0.2)), 0.01),
-                          lambda rate: rate > 0.85 * capacity,
-                          always=lambda rate: _below(rate, (1 + RATE_TOLERANCE) * capacity, rate / capacity))
+        # The fastest 10 ms of a longer flow: at the rate, within the tolerance, on one of a few
+        # tries. A busy machine slows a flow, but it can also hold back arrivals and let them
+        # land at once, which one 10 ms window then counts as a burst above the rate (1.11 × seen
+        # with both cores busy); a link that really passed its rate would do so on every try.
+        within = (0.85 * capacity, (1 + RATE_TOLERANCE) * capacity)
+        fastest = [fastest_window(arrivals(emu, "h1", "h2", int(capacity * 0.2)), 0.01)]
+        while not within[0] < fastest[-1] <= within[1] and len(fastest) < 2 * ATTEMPTS:
+            fastest.append(fastest_window(arrivals(emu, "h1", "h2", int(capacity * 0.2)), 0.01))
     after_first = sum(b for _, b in short[1:])
     assert after_first / (short[-1][0] - short[0][0]) <= (1 + RATE_TOLERANCE) * capacity
-    assert 0.85 * capacity < fastest <= (1 + RATE_TOLERANCE) * capacity, fastest / capacity
+    assert within[0] < fastest[-1] <= within[1], [rate / capacity for rate in fastest]
     assert existing(PREFIX) == []
 
 
