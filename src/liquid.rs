@@ -10,14 +10,15 @@ use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
 /// the transfers resource `r` carries at once (empty: one each). Returns a
 /// dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
 /// `memo_hits`, `restarts`, `memory_bytes`, `symmetry_order`, `stopped_by` (None, "nodes" or
-/// "time") and `source`. `symmetry` lists resource permutations, the elements of a group of
+/// "time"), `source` and `memo_limit_bytes`. `memo_bytes` bounds the memo of sub-traffics
+/// proven to have no schedule (the core's default when None). `symmetry` lists resource permutations, the elements of a group of
 /// automorphisms of the network (see the core's `liquid::symmetry`). Ctrl-C stops it with
 /// KeyboardInterrupt; `interruptible=False` searches without the probe, only to measure what
 /// the probe costs (`benchmarks/interrupt_latency.py`).
 #[pyfunction]
 #[pyo3(signature = (paths, resources, *, slots=Vec::new(), blank=true, idle=true, skeleton=true, reduced=true, full=true,
                     memo=true, guided=true, optimize=true, node_limit=None, time_limit=None,
-                    bounds=true, symmetry=Vec::new(), interruptible=true))]
+                    bounds=true, symmetry=Vec::new(), interruptible=true, memo_bytes=None))]
 #[allow(clippy::too_many_arguments)]
 fn liquid_schedule<'py>(
     py: Python<'py>,
@@ -37,7 +38,9 @@ fn liquid_schedule<'py>(
     bounds: bool,
     symmetry: Vec<Vec<u32>>,
     interruptible: bool,
+    memo_bytes: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let defaults = SearchOptions::default();
     let opts = SearchOptions {
         blank,
         idle,
@@ -51,7 +54,8 @@ fn liquid_schedule<'py>(
         time_limit,
         bounds,
         symmetry,
-        ..SearchOptions::default()
+        memo_bytes: memo_bytes.unwrap_or(defaults.memo_bytes),
+        ..defaults
     };
     let r = if interruptible {
         crate::interruptible(py, |interrupt| {
@@ -72,6 +76,7 @@ fn liquid_schedule<'py>(
     d.set_item("memo_hits", r.memo_hits)?;
     d.set_item("restarts", r.restarts)?;
     d.set_item("memory_bytes", r.memory_bytes)?;
+    d.set_item("memo_limit_bytes", opts.memo_bytes)?;
     d.set_item("symmetry_order", r.symmetry_order)?;
     d.set_item(
         "stopped_by",

@@ -146,3 +146,31 @@ def test_a_zero_budget_still_returns_a_valid_schedule():
     s = plan(net, all_to_all(net), "liquid", time_limit=0)
     assert validate(s) == []
     assert s.info.stats["stopped_by"] == "time" and not s.info.optimal
+
+
+def test_a_smaller_memo_budget_makes_the_same_proof_with_more_nodes_in_less_memory():
+    # A 4 × 4 torus's all-to-all: 15 frames, proven; its memo saves searching sub-traffics again.
+    net = build_topology("torus:dims=4/4")
+    traffic = all_to_all(net)
+    runs = {limit: plan(net, traffic, "liquid", memo_limit=limit) for limit in (None, 1024, 64)}
+    for limit, s in runs.items():
+        assert validate(s) == [] and (s.length, s.info.optimal) == (15, True), limit
+    stats = {limit: s.info.stats for limit, s in runs.items()}
+    assert stats[None]["memo_limit_bytes"] == 256 << 20 and stats[1024]["memo_limit_bytes"] == 1024
+    # The memo within 64 bytes holds no sub-traffic (one takes more): no hit, more nodes.
+    assert stats[64]["memo_hits"] == 0 < stats[1024]["memo_hits"] < stats[None]["memo_hits"]
+    assert stats[None]["nodes_explored"] < stats[64]["nodes_explored"]
+    assert stats[64]["memory_bytes"] < stats[None]["memory_bytes"]
+
+
+def test_the_memo_budget_is_a_size_and_only_the_liquid_search_takes_it(capsys):
+    from liquidsched.cli import main
+
+    assert main(["plan", "--topology", "two-switch", "--traffic", "half-all-to-all", "--algorithm", "liquid",
+                 "--memo-limit", "1MiB", "--json"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out)["stats"]["memo_limit_bytes"] == 1 << 20
+    assert main(["plan", "--topology", "two-switch", "--traffic", "half-all-to-all", "--algorithm", "dsatur",
+                 "--memo-limit", "1MiB"]) == 2
+    assert "--memo-limit applies to --algorithm liquid, not dsatur" in capsys.readouterr().err

@@ -49,6 +49,7 @@ class RawLiquidResult(TypedDict):
     memo_hits: int
     restarts: int
     memory_bytes: int
+    memo_limit_bytes: int
     symmetry_order: int
     stopped_by: str | None
     source: str
@@ -71,6 +72,7 @@ def liquid_schedule(
     bounds: bool = True,
     symmetry: Sequence[Sequence[int]] = (),
     interruptible: bool = True,
+    memo_bytes: int | None = None,
 ) -> RawLiquidResult: ...
 def count_full_teams(
     paths: Sequence[Sequence[int]],

@@ -428,6 +428,9 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
                    help="liquid, cpsat: stop after TIME (such as 30s, 500ms or 2min; plain numbers are seconds) "
                         "with the best schedule found")
     p.add_argument("--node-limit", type=natural_arg, metavar="N", help="liquid: stop after N search nodes")
+    p.add_argument("--memo-limit", type=size_arg, metavar="SIZE",
+                   help="liquid: the memory its memo of sub-traffics without a schedule may take, such as 64MiB "
+                        "(default 256MiB; a smaller one makes proofs longer, never wrong)")
     p.add_argument("--permutation", choices=["shift", "xor", "edge-colour"],
                    help="shuffle, pairwise: the node-contention-free order (default xor for shuffle, edge-colour "
                         "for pairwise)")
@@ -456,6 +459,7 @@ def add_algorithm_options(p: argparse.ArgumentParser, default: str | None, overh
 ALGORITHM_OPTIONS = {"seed": ("--seed", ("random",), "seed"),
                      "time_limit": ("--time-limit", ("liquid", "cpsat"), "time_limit"),
                      "node_limit": ("--node-limit", ("liquid",), "node_limit"),
+                     "memo_limit": ("--memo-limit", ("liquid",), "memo_limit"),
                      "overhead": ("--overhead", ("ggp", "oggp", "solstice", "weighted"), "overhead_s"),
                      "permutation": ("--permutation", ("shuffle", "pairwise"), "permutation"),
                      "remap": ("--remap", ("shuffle", "pairwise"), "remap"),

@@ -39,6 +39,7 @@ def _checked_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
              "seed": lambda v, at: parse_count(v, at, least=0, most=2**63 - 1),
              "workers": lambda v, at: parse_count(v, at, least=1, most=1024),
              "packet_bytes": lambda v, at: parse_size(v, at),
+             "memo_limit": lambda v, at: parse_size(v, at),
              "gpus": lambda v, at: parse_count(v, at),
              "chunks": lambda v, at: parse_count(v, at, most=2**20)}
     # None is "not given" (the scheduler's default), as the command line leaves an option out.

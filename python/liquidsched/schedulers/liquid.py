@@ -43,7 +43,8 @@ def symmetry_group(net: Network, frame_bound: int) -> list[list[int]]:
 
 
 def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node_limit: int | None = None,
-           optimize: bool = True, symmetric: bool = True, **reductions: bool) -> Schedule:
+           optimize: bool = True, symmetric: bool = True, memo_limit: int | None = None,
+           **reductions: bool) -> Schedule:
     """A liquid schedule of ``traffic``, or the optimal one when no liquid schedule exists.
 
     Parameters
@@ -57,6 +58,12 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         On a network with a symmetry (tori, meshes), first search a liquid schedule whose
         frames a group of its automorphisms covers (``stats["symmetry_order"]`` says which
         order was used; 1 when none was).
+    memo_limit
+        Bytes the search may spend remembering sub-traffics proven to have no schedule
+        (256 MiB when None). The memo only saves searching them again: a smaller budget never
+        makes a proof wrong or incomplete, only longer. ``stats["memory_bytes"]`` reports what
+        the search's tables took, the memo within this budget and the rest in proportion to the
+        traffic; ``stats["memo_limit_bytes"]`` the budget.
     **reductions
         Any of :data:`REDUCTIONS` set to False switches that reduction off.
 
@@ -66,6 +73,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         ``info.optimal`` is True when the length is proven optimal; ``info.stats`` holds
         ``nodes_explored``, ``frames_tried``, ``memo_hits``, ``proven_lower_bound``, ``gap``,
         ``stopped_by`` (None, "nodes" or "time"), ``memory_bytes`` (the search's own tables),
+        ``memo_limit_bytes``,
         ``symmetry_order`` and ``source`` ("round-robin" when its shifts reach the frame bound
         and no search is needed, "search", "symmetric search", "search+dsatur",
         "search+first-fit" when DSatur would not have fitted in the time left, or "dsatur").
@@ -96,7 +104,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     raw = _core.liquid_schedule(paths, len(net.resources), slots=net.resource_slots, time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
                                 optimize=optimize, symmetry=symmetry_group(net, frame_bound) if symmetric else (),
-                                **reductions)
+                                memo_bytes=None if memo_limit is None else int(memo_limit), **reductions)
     parameters: dict = {"optimize": optimize, **reductions}
     if not symmetric:
         parameters["symmetric"] = False
@@ -104,6 +112,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         parameters["time_limit"] = time_limit
     if node_limit is not None:
         parameters["node_limit"] = node_limit
+    if memo_limit is not None:
+        parameters["memo_limit"] = memo_limit
     info = ScheduleInfo(
         "liquid",
         parameters=parameters,
@@ -115,6 +125,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
             "memo_hits": raw["memo_hits"],
             "restarts": raw["restarts"],
             "memory_bytes": raw["memory_bytes"],
+            "memo_limit_bytes": raw["memo_limit_bytes"],
             "symmetry_order": raw["symmetry_order"],
             "proven_lower_bound": raw["lower_bound"],
             "gap": len(raw["frames"]) - raw["lower_bound"],
@@ -137,6 +148,6 @@ def _shifts_at_the_bound(net: Network, traffic: Traffic, frame_bound: int, optim
     shifted.info = ScheduleInfo(
         "liquid", parameters={"optimize": optimize}, lower_bound=frame_bound, optimal=True,
         stats={"nodes_explored": 0, "frames_tried": 0, "memo_hits": 0, "restarts": 0, "memory_bytes": 0,
-               "symmetry_order": 1, "proven_lower_bound": frame_bound, "gap": 0, "stopped_by": None,
+               "memo_limit_bytes": 0, "symmetry_order": 1, "proven_lower_bound": frame_bound, "gap": 0, "stopped_by": None,
                "source": "round-robin"})
     return shifted
