@@ -179,8 +179,9 @@ def transfer_slot_times_s(net: Network, traffic: Traffic) -> list[Fraction]:
 def compute_bound(net: Network, traffic: Traffic) -> Bound:
     """The liquid bound of ``traffic`` on ``net``, with its frame bound.
 
-    The transfers are counted column by column (:func:`resource_usage`), so that the bound of
-    millions of transfers takes no object per transfer; the arithmetic is exact.
+    Computed once per traffic and network. The transfers are counted column by column
+    (:func:`resource_usage`), so that the bound of millions of transfers takes no object per
+    transfer; the arithmetic is exact.
 
     Examples
     --------
@@ -201,6 +202,16 @@ def compute_bound(net: Network, traffic: Traffic) -> Bound:
     >>> b.frame_lower_bound, b.duration_s, b.frame_bound_time_s
     (7, Fraction(14, 25), Fraction(14, 25))
     """
+    cached = traffic.derived.get("bound")
+    if cached is not None and cached[0] is net:
+        return cached[1]
+    bound = _bound_of(net, traffic)
+    traffic.derived["bound"] = (net, bound)
+    return bound
+
+
+def _bound_of(net: Network, traffic: Traffic) -> Bound:
+    """:func:`compute_bound`, computed."""
     per_resource = _per_transfer_sums(net, traffic) if _many_sizes(traffic) else None
     if per_resource is None:
         per_resource = _per_class_sums(net, traffic)

@@ -74,9 +74,10 @@ class Schedule:
         self.traffic = traffic
         self._frames: list[list[Piece]] | None = [list(f) for f in frames]
         self._columns: FrameColumns | None = None
+        #: each frame's longest time in units and the units in a second, for a column (made once)
+        self._longest_units: tuple[np.ndarray, int] | None = None
         self.info = info
         self.relay = relay
-        self._bound: Bound | None = None
 
     @classmethod
     def from_frame_of(cls, network: Network, traffic: Traffic, frame_of: np.ndarray, info: ScheduleInfo,
@@ -150,10 +151,9 @@ class Schedule:
 
     @property
     def bound(self) -> Bound:
-        """The bound of the schedule's traffic on its network (computed once)."""
-        if self._bound is None:
-            self._bound = compute_bound(self.network, self.traffic)
-        return self._bound
+        """The bound of the schedule's traffic on its network (:func:`compute_bound` keeps it
+        with the traffic)."""
+        return compute_bound(self.network, self.traffic)
 
     @property
     def liquid(self) -> bool | None:
@@ -195,19 +195,32 @@ class Schedule:
             return len(np.unique(units[0])) <= 1
         return len(self._slot_times().values) == 1
 
+    def _column_frame_units(self) -> tuple[np.ndarray, int] | None:
+        """Each frame's longest transfer time in units, and the units in a second, for a
+        schedule held as a column (None otherwise, or when the units do not fit in 64 bits)."""
+        if self._columns is None:
+            return None
+        if self._longest_units is None:
+            units = self._columns.time_units(self.network, self.traffic)
+            if units is None:
+                return None
+            times, scale = units
+            longest = np.zeros(self.length, dtype=np.int64)
+            np.maximum.at(longest, self._columns.frame_of, times)
+            self._longest_units = (longest, scale)
+        return self._longest_units
+
     def _slot_times(self) -> SlotTimes:
         return slot_times(self.network, self.traffic)
 
     def frame_durations_s(self, overhead_s: float = 0.0) -> list[Fraction]:
         """Each frame as long as its longest piece at its slot rate (bytes over the smallest
         capacity / slots on its path), plus ``overhead_s``."""
-        units = self._columns and self._columns.time_units(self.network, self.traffic)
-        if units:
+        longest = self._column_frame_units()
+        if longest is not None:
             # Transfer by transfer in integers: a frame's longest in units, then one Fraction.
-            times, scale = units
-            longest = np.zeros(self.length, dtype=np.int64)
-            np.maximum.at(longest, self._columns.frame_of, times)
-            return [Fraction(u, scale) + Fraction(overhead_s) for u in longest.tolist()]
+            units, scale = longest
+            return [Fraction(u, scale) + Fraction(overhead_s) for u in units.tolist()]
         index, sizes = self.traffic.index, self.traffic.transfers
         times = self._slot_times()
         ranks, values = times.ranks, times.values

@@ -34,12 +34,7 @@ def split_steps_into_frames(net: Network, traffic: Traffic, steps: list[list[int
     >>> split_steps_into_frames(crossbar(3), t, [[0, 1, 2]])     # the first two share h2's link
     [[0, 2], [1]]
     """
-    order, starts = _flattened(steps)
-    frame_at = frames_of_steps(net, traffic, order, starts)
-    frames: list[list[int]] = [[] for _ in range(int(frame_at.max()) + 1 if len(frame_at) else 0)]
-    for t, f in zip(order.tolist(), frame_at.tolist()):
-        frames[f].append(t)
-    return frames
+    return [frame for step in _step_frames(net, traffic, steps) for frame in step]
 
 
 def frames_of_steps(net: Network, traffic: Traffic, order: np.ndarray, step_starts: np.ndarray) -> np.ndarray:
@@ -75,7 +70,8 @@ def stepped_schedule(net: Network, traffic: Traffic, steps: list[list[tuple[int,
 
 
 def _step_frames(net: Network, traffic: Traffic, steps: list[list[int]]) -> list[list[list[int]]]:
-    """Each step's frames (:func:`split_steps_into_frames`), step by step."""
+    """Each step's frames (:func:`split_steps_into_frames`), step by step, each in the order it
+    opened (that of its first transfer)."""
     order, starts = _flattened(steps)
     frame_at = frames_of_steps(net, traffic, order, starts).tolist()
     result = []

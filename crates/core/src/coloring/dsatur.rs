@@ -5,6 +5,7 @@
 //! blocked for the vertices a bitset per colour; vertices are renumbered so that the transfers
 //! of a resource are near each other. [`dsatur_until`] gives up at a deadline (`Clock`).
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use super::degrees::{conflict_degrees, Incidence};
@@ -124,12 +125,17 @@ pub fn dsatur_until(
 
 /// The transfers in the order of their paths (as sorted lists of resources), ties by index.
 fn locality_order(paths: &[Vec<u32>]) -> Vec<u32> {
-    let sorted: Vec<Vec<u32>> = paths
+    // Paths come sorted from the traffic's routes; only the others are copied to be sorted.
+    let sorted: Vec<Cow<[u32]>> = paths
         .iter()
         .map(|p| {
-            let mut p = p.clone();
-            p.sort_unstable();
-            p
+            if p.is_sorted() {
+                Cow::Borrowed(&p[..])
+            } else {
+                let mut p = p.clone();
+                p.sort_unstable();
+                Cow::Owned(p)
+            }
         })
         .collect();
     let mut order: Vec<u32> = (0..paths.len() as u32).collect();
