@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
+use liquidsched_core::liquid::{self, Budget, OrbitStructure, SearchOptions, Source};
 
 
 /// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`, `slots[r]`
@@ -12,13 +12,15 @@ use liquidsched_core::liquid::{self, Budget, SearchOptions, Source};
 /// `memo_hits`, `restarts`, `memory_bytes`, `symmetry_order`, `stopped_by` (None, "nodes" or
 /// "time"), `source` and `memo_limit_bytes`. `memo_bytes` bounds the memo of sub-traffics
 /// proven to have no schedule (the core's default when None). `symmetry` lists resource permutations, the elements of a group of
-/// automorphisms of the network (see the core's `liquid::symmetry`). Ctrl-C stops it with
+/// automorphisms of the network (see the core's `liquid::symmetry`). `orbits` is
+/// `(orbit, element, product, subgroups)`, a group acting on the transfers with every orbit a
+/// copy of it (the core's `liquid::OrbitStructure`), for the orbit cover. Ctrl-C stops it with
 /// KeyboardInterrupt; `interruptible=False` searches without the probe, only to measure what
 /// the probe costs (`benchmarks/interrupt_latency.py`).
 #[pyfunction]
 #[pyo3(signature = (paths, resources, *, slots=Vec::new(), blank=true, idle=true, skeleton=true, reduced=true, full=true,
                     memo=true, guided=true, optimize=true, node_limit=None, time_limit=None,
-                    bounds=true, symmetry=Vec::new(), interruptible=true, memo_bytes=None))]
+                    bounds=true, symmetry=Vec::new(), interruptible=true, memo_bytes=None, orbits=None))]
 #[allow(clippy::too_many_arguments)]
 fn liquid_schedule<'py>(
     py: Python<'py>,
@@ -39,6 +41,7 @@ fn liquid_schedule<'py>(
     symmetry: Vec<Vec<u32>>,
     interruptible: bool,
     memo_bytes: Option<usize>,
+    orbits: Option<(Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let defaults = SearchOptions::default();
     let opts = SearchOptions {
@@ -55,6 +58,12 @@ fn liquid_schedule<'py>(
         bounds,
         symmetry,
         memo_bytes: memo_bytes.unwrap_or(defaults.memo_bytes),
+        orbits: orbits.map(|(orbit, element, product, subgroups)| OrbitStructure {
+            orbit,
+            element,
+            product,
+            subgroups,
+        }),
         ..defaults
     };
     let r = if interruptible {
@@ -92,6 +101,7 @@ fn liquid_schedule<'py>(
             Source::Completion => "search+dsatur",
             Source::Dsatur => "dsatur",
             Source::Symmetric => "symmetric search",
+            Source::OrbitCover => "orbit cover",
             Source::FirstFit => "search+first-fit",
         },
     )?;

@@ -42,6 +42,17 @@ def symmetry_group(net: Network, frame_bound: int) -> list[list[int]]:
     return next(iter(symmetry_candidates(net, frame_bound)), [])
 
 
+def orbit_structure(net: Network, traffic: Traffic) -> tuple | None:
+    """The translations of a torus acting on ``traffic`` as the core's orbit cover takes them
+    (:meth:`liquidsched.symmetry.LatticeSymmetry.translation_orbits`); None where there are
+    none."""
+    orbits = getattr(getattr(net, "symmetry", None), "translation_orbits", None)
+    if orbits is None:
+        return None
+    structure = orbits([(t.src, t.dst) for t in traffic.transfers])
+    return None if structure is None else structure.as_core()
+
+
 def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node_limit: int | None = None,
            optimize: bool = True, symmetric: bool = True, memo_limit: int | None = None,
            **reductions: bool) -> Schedule:
@@ -56,8 +67,9 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         When no liquid schedule exists, go on to find and prove the optimal length.
     symmetric
         On a network with a symmetry (tori, meshes), first search a liquid schedule whose
-        frames a group of its automorphisms covers (``stats["symmetry_order"]`` says which
-        order was used; 1 when none was).
+        frames a group of its automorphisms covers: on a torus, a cover of the translations'
+        orbits by frames that subgroups of them fix (source "orbit cover"), then frames the
+        group moves (``stats["symmetry_order"]`` says which order was used; 1 when none was).
     memo_limit
         Bytes the search may spend remembering sub-traffics proven to have no schedule
         (256 MiB when None). The memo only saves searching them again: a smaller budget never
@@ -75,7 +87,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         ``stopped_by`` (None, "nodes" or "time"), ``memory_bytes`` (the search's own tables),
         ``memo_limit_bytes``,
         ``symmetry_order`` and ``source`` ("round-robin" when its shifts reach the frame bound
-        and no search is needed, "search", "symmetric search", "search+dsatur",
+        and no search is needed, "search", "orbit cover", "symmetric search", "search+dsatur",
         "search+first-fit" when DSatur would not have fitted in the time left, or "dsatur").
 
     Examples
@@ -104,6 +116,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     raw = _core.liquid_schedule(paths, len(net.resources), slots=net.resource_slots, time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
                                 optimize=optimize, symmetry=symmetry_group(net, frame_bound) if symmetric else (),
+                                orbits=orbit_structure(net, traffic) if symmetric else None,
                                 memo_bytes=None if memo_limit is None else int(memo_limit), **reductions)
     parameters: dict = {"optimize": optimize, **reductions}
     if not symmetric:

@@ -42,12 +42,14 @@ mod bounds;
 mod completion;
 mod fission;
 mod memo;
+mod orbit_cover;
 mod result;
 mod search;
 mod solve;
 mod symmetry;
 mod traffic;
 
+pub use orbit_cover::OrbitStructure;
 pub use result::{Budget, SearchResult, Source, TeamCount};
 
 use crate::error::{CoreError, CoreResult};
@@ -97,6 +99,10 @@ pub struct SearchOptions {
     pub symmetry: Vec<Vec<u32>>,
     /// Node budget of the symmetric attempt (it also gets at most half the time budget).
     pub symmetric_nodes: u64,
+    /// A group acting on the transfers with every orbit a copy of it, and subgroups: when
+    /// given, a liquid schedule made of frames these subgroups fix is searched first (see
+    /// `orbit_cover`), within `symmetric_nodes` nodes and half the time budget.
+    pub orbits: Option<OrbitStructure>,
 }
 
 impl Default for SearchOptions {
@@ -117,6 +123,7 @@ impl Default for SearchOptions {
             bounds: true,
             symmetry: Vec::new(),
             symmetric_nodes: 2_000_000,
+            orbits: None,
         }
     }
 }

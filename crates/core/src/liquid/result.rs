@@ -20,6 +20,8 @@ pub enum Source {
     Dsatur,
     /// The search found it, group by group, with the frames a symmetry group covers.
     Symmetric,
+    /// A cover of a symmetry group's orbits by frames its subgroups fix.
+    OrbitCover,
     /// The deepest partial schedule, completed greedily when DSatur did not fit in the budget.
     FirstFit,
 }

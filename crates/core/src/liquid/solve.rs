@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use super::completion::best_known;
+use super::orbit_cover::orbit_cover;
 use super::result::finish;
 use super::search::{Mode, Outcome, Search};
 use super::symmetry::Group;
@@ -44,12 +45,30 @@ pub(super) fn search_schedule(
     };
     let mut node_limit = opts.node_limit;
     let mut search_deadline = deadlines.search;
+    if let Some(structure) = opts.orbits.as_ref().filter(|_| bound == lambda) {
+        let nodes = node_limit.map_or(opts.symmetric_nodes, |n| n.min(opts.symmetric_nodes));
+        let now = Instant::now();
+        let half = search_deadline.map(|d| now + d.saturating_duration_since(now) / 2);
+        let found = orbit_cover(traffic, structure, nodes, opts.memo_bytes, half, interrupt)?;
+        result.nodes = found.nodes;
+        result.memory_bytes = found.memory_bytes;
+        if let Some(frames) = found.frames {
+            result.frames = frames;
+            result.source = Source::OrbitCover;
+            result.symmetry_order = found.order;
+            return Ok(finish(result, lambda));
+        }
+        node_limit = node_limit.map(|n| n.saturating_sub(found.nodes));
+        if node_limit == Some(0) {
+            search_deadline = Some(Instant::now());
+        }
+    }
     if bound == lambda && !opts.symmetry.is_empty() {
         if let Some(group) = Group::of_traffic(traffic, &opts.symmetry) {
             if (lambda as usize).is_multiple_of(group.order()) {
                 let found = symmetric_schedule(traffic, &group, opts, search_deadline, interrupt)?;
-                result.nodes = found.nodes;
-                result.memory_bytes = found.memory_bytes;
+                result.nodes += found.nodes;
+                result.memory_bytes = result.memory_bytes.max(found.memory_bytes);
                 if let Some(frames) = found.frames {
                     result.frames = frames;
                     result.source = Source::Symmetric;
