@@ -14,9 +14,12 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .network import Network
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: A permutation of node names.
 NodeMap = dict[str, str]
@@ -94,6 +97,7 @@ class LatticeSymmetry:
         """
         if not self.wrap or not pairs:
             return None
+        import numpy as np  # only where the orbit cover runs: `topology list` stays light
         place = {self.name("h", c, m): (c, m or 0) for c, m in self._members()}
         if any(a not in place or b not in place for a, b in pairs):
             return None
@@ -165,6 +169,8 @@ ORBIT_COVER_ENTRIES = 3_500_000
 def _lattice_vectors(dims: Sequence[int]) -> np.ndarray:
     """Every vector of ``Z_dims``, the first coordinate changing fastest (the order of their
     indices ``v @ radix``)."""
+    import numpy as np
+
     return np.array(list(itertools.product(*(range(n) for n in reversed(dims)))), dtype=np.int64)[:, ::-1]
 
 
@@ -180,6 +186,7 @@ def translation_subgroups(dims: Sequence[int]) -> list[list[int]]:
     >>> len(translation_subgroups((8, 8)))
     37
     """
+    import numpy as np
     size = np.array(dims)
     radix = np.cumprod((1, *dims[:-1]))
     vectors = _lattice_vectors(dims)

@@ -110,13 +110,14 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     if shifted is not None:
         return shifted
     paths = traffic.resource_lists(net)
+    orbits = orbit_structure(net, traffic) if symmetric else None
     if time_limit is not None:
         # The budget covers the whole call, the conversion of the traffic included.
         time_limit = max(0.0, time_limit - (time.perf_counter() - started))
     raw = _core.liquid_schedule(paths, len(net.resources), slots=net.resource_slots, time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
                                 optimize=optimize, symmetry=symmetry_group(net, frame_bound) if symmetric else (),
-                                orbits=orbit_structure(net, traffic) if symmetric else None,
+                                orbits=orbits,
                                 memo_bytes=None if memo_limit is None else int(memo_limit), **reductions)
     parameters: dict = {"optimize": optimize, **reductions}
     if not symmetric:
