@@ -213,24 +213,22 @@ impl Regular {
 
 /// Every row and every column of the `order × order` table is a permutation.
 fn is_latin(table: &[u32], order: usize) -> bool {
+    each_line_a_permutation(order, |row, i| table[row * order + i])
+        && each_line_a_permutation(order, |col, i| table[i * order + col])
+}
+
+/// For every line `0..order`, the values `at(line, i)` over `i` are `0..order`, once each (values
+/// already below `order`).
+fn each_line_a_permutation(order: usize, at: impl Fn(usize, usize) -> u32) -> bool {
+    // seen[x] == line: x already met on this line.
     let mut seen = vec![usize::MAX; order];
-    for row in 0..order {
-        for col in 0..order {
-            let x = table[row * order + col] as usize;
-            if seen[x] == row {
+    for line in 0..order {
+        for i in 0..order {
+            let x = at(line, i) as usize;
+            if seen[x] == line {
                 return false;
             }
-            seen[x] = row;
-        }
-    }
-    let mut seen = vec![usize::MAX; order];
-    for col in 0..order {
-        for row in 0..order {
-            let x = table[row * order + col] as usize;
-            if seen[x] == col {
-                return false;
-            }
-            seen[x] = col;
+            seen[x] = line;
         }
     }
     true
@@ -830,6 +828,10 @@ mod tests {
         };
         assert!(refused(OrbitStructure {
             product: base.product[..15].to_vec(),
+            ..base.clone()
+        }));
+        assert!(refused(OrbitStructure {
+            product: vec![0; 16],
             ..base.clone()
         }));
         let mut twice = base.clone();
