@@ -13,7 +13,7 @@ use liquidsched_core::liquid::{self, Budget, OrbitStructure, SearchOptions, Sour
 /// "time"), `source` and `memo_limit_bytes`. `memo_bytes` bounds the memo of sub-traffics
 /// proven to have no schedule (the core's default when None). `symmetry` lists resource permutations, the elements of a group of
 /// automorphisms of the network (see the core's `liquid::symmetry`). `orbits` is
-/// `(orbit, element, product, subgroups)`, a group acting on the transfers with every orbit a
+/// `(orbit, element, product, subgroups, resource_images)`, a group acting on the transfers with every orbit a
 /// copy of it (the core's `liquid::OrbitStructure`), for the orbit cover. Ctrl-C stops it with
 /// KeyboardInterrupt; `interruptible=False` searches without the probe, only to measure what
 /// the probe costs (`benchmarks/interrupt_latency.py`).
@@ -41,7 +41,7 @@ fn liquid_schedule<'py>(
     symmetry: Vec<Vec<u32>>,
     interruptible: bool,
     memo_bytes: Option<usize>,
-    orbits: Option<(Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>)>,
+    orbits: Option<(Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>, Vec<u32>)>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let defaults = SearchOptions::default();
     let opts = SearchOptions {
@@ -58,11 +58,12 @@ fn liquid_schedule<'py>(
         bounds,
         symmetry,
         memo_bytes: memo_bytes.unwrap_or(defaults.memo_bytes),
-        orbits: orbits.map(|(orbit, element, product, subgroups)| OrbitStructure {
+        orbits: orbits.map(|(orbit, element, product, subgroups, resource_images)| OrbitStructure {
             orbit,
             element,
             product,
             subgroups,
+            resource_images,
         }),
         ..defaults
     };

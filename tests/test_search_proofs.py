@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from liquidsched import _core, plan, validate
 from liquidsched.network import Network
-from liquidsched.symmetry import resource_permutation, symmetry_candidates
+from liquidsched.symmetry import resource_permutation, symmetry_candidates, with_resource_images
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import Traffic, Transfer, all_to_all, load_traffic
 
@@ -108,16 +109,19 @@ def test_torus_all_to_all_is_liquid_by_translation_covered_frames():
     assert len(raw["frames"]) == 48 and frames_valid(paths, net.resource_slots, raw["frames"])
 
 
-def test_torus_8x8_all_to_all_is_liquid_by_an_orbit_cover():
-    # Dimension order, positive on a tie: each link i → i+1 of a ring of 8 carries 1+2+3+4 = 10
-    # transfers of the ring's all-to-all, and 8 times that in the torus (one per target row):
-    # Λ = 80, against 63 on each host's link. The frames that subgroups of the 64 translations
-    # fix cover it in 80 frames; the plain search stopped at 88 after a minute.
-    net = build_topology("torus:dims=8/8")
+@pytest.mark.parametrize("dims,frame_bound", [("8/8", 80), ("12/12", 252), ("4/4/4", 63)])
+def test_torus_all_to_all_is_liquid_by_an_orbit_cover(dims, frame_bound):
+    # Dimension order, positive on a tie: each link i → i+1 of a ring of k carries
+    # 1 + 2 + ... + k/2 transfers of the ring's all-to-all, and k times that in a k × k torus
+    # (one per target row): Λ = 10 × 8 = 80 and 21 × 12 = 252, above the k² - 1 of each host's
+    # link. On 4 × 4 × 4 the ring links carry 3 × 16 = 48 and the host links bind: Λ = 63. Frames
+    # that subgroups of the translations fix cover each in Λ frames; the plain search stopped at
+    # 88 for 80 and 73 for 63 after a minute.
+    net = build_topology(f"torus:dims={dims}")
     s = plan(net, all_to_all(net), "liquid", time_limit=60)
     assert validate(s) == []
-    assert (s.length, s.info.lower_bound, s.liquid, s.info.optimal) == (80, 80, True, True)
-    assert s.info.stats["source"] == "orbit cover" and s.info.stats["symmetry_order"] == 64
+    assert (s.length, s.info.lower_bound, s.liquid, s.info.optimal) == (frame_bound, frame_bound, True, True)
+    assert s.info.stats["source"] == "orbit cover" and s.info.stats["symmetry_order"] == len(net.hosts())
     assert s.info.stats["stopped_by"] is None
 
 
@@ -135,6 +139,18 @@ def test_translation_orbits_are_whole_displacement_classes():
     for t, orbit in zip(traffic.transfers, o.orbit):
         by_orbit.setdefault(orbit, set()).add(len(net.route(t.src, t.dst)))
     assert all(len(lengths) == 1 for lengths in by_orbit.values())
+    # The resources' images: translation g maps the route of each transfer onto the route of
+    # its image, (orbit, g ∘ element).
+    images = with_resource_images(net, o).resource_images
+    order, resources = 12, len(net.resources)
+    at = {(orbit, e): t for t, orbit, e in zip(traffic.transfers, o.orbit, o.element)}
+    for g in range(order):
+        perm = images[g * resources:(g + 1) * resources]
+        assert sorted(perm) == list(range(resources))
+        for t, orbit, e in list(zip(traffic.transfers, o.orbit, o.element))[::7]:
+            image = at[(orbit, o.product[g * order + e])]
+            route = {net.link_resource[link] for link in net.route(t.src, t.dst)}
+            assert {perm[r] for r in route} == {net.link_resource[link] for link in net.route(image.src, image.dst)}
     # Not whole classes, or a mesh: no structure, and the plain search runs.
     assert net.symmetry.translation_orbits([(t.src, t.dst) for t in traffic.transfers[:-1]]) is None
     mesh = build_topology("mesh:dims=4/4")

@@ -73,7 +73,7 @@ def liquid_schedule(
     symmetry: Sequence[Sequence[int]] = (),
     interruptible: bool = True,
     memo_bytes: int | None = None,
-    orbits: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[Sequence[int]]] | None = None,
+    orbits: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[Sequence[int]], Sequence[int]] | None = None,
 ) -> RawLiquidResult: ...
 def count_full_teams(
     paths: Sequence[Sequence[int]],

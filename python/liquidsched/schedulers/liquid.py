@@ -17,7 +17,7 @@ from ..bounds import compute_bound
 from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
-from ..symmetry import symmetry_candidates
+from ..symmetry import symmetry_candidates, with_resource_images
 from ..traffic import Traffic
 from .baselines import round_robin
 
@@ -44,12 +44,15 @@ def symmetry_group(net: Network, frame_bound: int) -> list[list[int]]:
 
 def orbit_structure(net: Network, traffic: Traffic) -> tuple | None:
     """The translations of a torus acting on ``traffic`` as the core's orbit cover takes them
-    (:meth:`liquidsched.symmetry.LatticeSymmetry.translation_orbits`); None where there are
-    none."""
+    (:meth:`liquidsched.symmetry.LatticeSymmetry.translation_orbits`, with the resources'
+    images); None where there are none."""
     orbits = getattr(getattr(net, "symmetry", None), "translation_orbits", None)
     if orbits is None:
         return None
     structure = orbits([(t.src, t.dst) for t in traffic.transfers])
+    if structure is None:
+        return None
+    structure = with_resource_images(net, structure)
     return None if structure is None else structure.as_core()
 
 

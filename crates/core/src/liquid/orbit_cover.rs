@@ -10,13 +10,18 @@
 //! costing `|H / K|` frames. When every frame fills every bottleneck (each resource whose load
 //! is Λ times its slots), the schedule has Λ frames: it is liquid.
 //!
-//! The search is an exact cover of the `H`-orbits. It takes the uncovered orbit that uses the
-//! bottlenecks most, and for each subgroup (largest first, fewest frames) builds frames that
-//! contain one fixed `K`-orbit of it (any other is an image of it: the frame orbit is the same),
-//! filling the bottleneck with the fewest fitting `K`-orbits first. Once no uncovered orbit
-//! touches a bottleneck, the rest are packed into the frame orbits placed, each as one
-//! `K`-orbit of the frame orbit's subgroup. Sets of uncovered orbits that have no cover are
-//! remembered (those whose failure did not involve packing, which depends on the frames placed).
+//! The search is an exact cover of the `H`-orbits. It takes the uncovered orbit whose cheapest
+//! frame orbit costs most frames (then the one that uses the bottlenecks most), and gives up a
+//! branch where an orbit's cheapest frame orbit would not fit in the frames left. For each
+//! subgroup (largest first, fewest frames) it builds frames that contain one fixed `K`-orbit of
+//! that orbit (any other is an image of it: the frame orbit is the same), filling the
+//! bottleneck with the fewest fitting `K`-orbits first; given the resources' images, one
+//! bottleneck of each `K`-orbit of them is enough to look at. Once no uncovered orbit touches a
+//! bottleneck, the rest are packed into the frame orbits placed, each as one `K`-orbit of the
+//! frame orbit's subgroup. Sets of uncovered orbits that have no cover are remembered (those
+//! whose failure did not involve packing, which depends on the frames placed). Attempts of
+//! doubling node budgets try subgroups of one size and candidates in other orders, keeping
+//! what the earlier ones proved.
 //!
 //! The group is given, not derived: every claim about it is checked (a group table, subgroups
 //! that are normal subgroups, every transfer an element of exactly one orbit), and the schedule
@@ -35,6 +40,11 @@ use crate::interrupt::{Interrupt, EVERY};
 /// Node budget of the first attempt; it doubles at each attempt.
 const FIRST_ATTEMPT_NODES: u64 = 2_000;
 
+/// A fixed mix of an attempt's number and a key, for the orders of attempts after the first.
+fn mix(attempt: u64, key: u64) -> u64 {
+    (key ^ attempt.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+}
+
 /// A group acting regularly on each orbit of the transfers, and the subgroups whose fixed
 /// frames the orbit cover may use.
 #[derive(Debug, Clone, Default)]
@@ -47,6 +57,10 @@ pub struct OrbitStructure {
     pub product: Vec<u32>,
     /// Subgroups, each as the list of its elements.
     pub subgroups: Vec<Vec<u32>>,
+    /// The image of every resource under every element: `resource_images[g * resources + r]`
+    /// (empty: not given). A frame a subgroup fixes fills a bottleneck when it fills its images,
+    /// so the cover then looks at one bottleneck of each of the subgroup's orbits.
+    pub resource_images: Vec<u32>,
 }
 
 /// What the orbit cover found, and what it cost.
@@ -67,7 +81,7 @@ pub(super) fn orbit_cover(
     deadline: Option<Instant>,
     interrupt: &Interrupt,
 ) -> CoreResult<CoverOutcome> {
-    let group = Regular::new(tr.len(), structure)?;
+    let group = Regular::new(tr.len(), tr.users.len(), structure)?;
     let order = group.order as u32;
     let mut cover = Cover::new(tr, &group, nodes, memo_bytes, deadline, interrupt);
     // Which subgroup to try first among those of one size decides how soon a cover is found,
@@ -109,10 +123,11 @@ struct Regular {
     transfer_at: Vec<u32>,
     product: Vec<u32>,
     subgroups: Vec<Vec<u32>>,
+    resource_images: Vec<u32>,
 }
 
 impl Regular {
-    fn new(transfers: usize, s: &OrbitStructure) -> CoreResult<Self> {
+    fn new(transfers: usize, transfers_resources: usize, s: &OrbitStructure) -> CoreResult<Self> {
         let invalid = |m: String| Err(CoreError::InvalidInput(format!("orbit structure: {m}")));
         let order = (s.product.len() as f64).sqrt().round() as usize;
         if order == 0 || order * order != s.product.len() {
@@ -156,6 +171,18 @@ impl Regular {
             }
             *slot = t as u32;
         }
+        let resources = transfers_resources;
+        if !s.resource_images.is_empty()
+            && (s.resource_images.len() != order * resources
+                || s.resource_images.iter().any(|&r| r as usize >= resources)
+                || !each_line_a_permutation(order, resources, |g, r| {
+                    s.resource_images[g * resources + r]
+                }))
+        {
+            return invalid(format!(
+                "resource images must give each of the {order} elements a permutation of the {resources} resources"
+            ));
+        }
         let inverse: Vec<u32> = (0..order as u32)
             .map(|g| {
                 (0..order as u32)
@@ -197,6 +224,7 @@ impl Regular {
             transfer_at,
             product: s.product.clone(),
             subgroups,
+            resource_images: s.resource_images.clone(),
         })
     }
 
@@ -213,17 +241,17 @@ impl Regular {
 
 /// Every row and every column of the `order × order` table is a permutation.
 fn is_latin(table: &[u32], order: usize) -> bool {
-    each_line_a_permutation(order, |row, i| table[row * order + i])
-        && each_line_a_permutation(order, |col, i| table[i * order + col])
+    each_line_a_permutation(order, order, |row, i| table[row * order + i])
+        && each_line_a_permutation(order, order, |col, i| table[i * order + col])
 }
 
-/// For every line `0..order`, the values `at(line, i)` over `i` are `0..order`, once each (values
-/// already below `order`).
-fn each_line_a_permutation(order: usize, at: impl Fn(usize, usize) -> u32) -> bool {
+/// For every line `0..lines`, the values `at(line, i)` over `i` in `0..len` are `0..len`, once
+/// each (values already below `len`).
+fn each_line_a_permutation(lines: usize, len: usize, at: impl Fn(usize, usize) -> u32) -> bool {
     // seen[x] == line: x already met on this line.
-    let mut seen = vec![usize::MAX; order];
-    for line in 0..order {
-        for i in 0..order {
+    let mut seen = vec![usize::MAX; len];
+    for line in 0..lines {
+        for i in 0..len {
             let x = at(line, i) as usize;
             if seen[x] == line {
                 return false;
@@ -244,6 +272,9 @@ struct Item {
 
 /// The items of one subgroup: those of each orbit, and those that use each resource.
 struct SubgroupItems {
+    /// The bottlenecks whose fill decides a fixed frame's: one of each orbit of the subgroup
+    /// (the least), or all of them when the resources' images are not given.
+    bottlenecks: Vec<u32>,
     of_orbit: Vec<Vec<Item>>,
     /// `(orbit, item)` pairs using each resource.
     by_resource: Vec<Vec<(u32, u32)>>,
@@ -272,6 +303,8 @@ struct Cover<'a> {
     bottleneck_orbits: Vec<u32>,
     /// Transfers of each whole orbit on each resource it uses.
     orbit_load: Vec<Vec<(u32, u32)>>,
+    /// The fewest frames a frame orbit holding each orbit costs.
+    least_cost: Vec<u32>,
     /// Transfers of the uncovered orbits that use a bottleneck, on each resource.
     rem_load: Vec<u32>,
     items: Vec<Option<Rc<SubgroupItems>>>,
@@ -283,6 +316,8 @@ struct Cover<'a> {
     failed: HashSet<Vec<u64>>,
     memo_capacity: usize,
     packs: u64,
+    /// This attempt's number: the first tries subgroups and candidates in the given order.
+    attempt: u64,
     /// The subgroups in the order this attempt tries them.
     subgroup_order: Vec<usize>,
     nodes: u64,
@@ -328,7 +363,35 @@ impl<'a> Cover<'a> {
         let mut bottleneck_orbits: Vec<u32> = (0..group.orbits as u32)
             .filter(|&o| use_of[o as usize] > 0)
             .collect();
-        bottleneck_orbits.sort_by_key(|&o| (std::cmp::Reverse(use_of[o as usize]), o));
+        // The fewest frames a frame orbit holding each orbit costs: |H/K| for the largest
+        // subgroup K whose orbits of it fit in a frame (all of them do or none: they are images
+        // of each other).
+        let least_cost: Vec<u32> = (0..group.orbits as u32)
+            .map(|o| {
+                group
+                    .subgroups
+                    .iter()
+                    .filter(|k| {
+                        usage_of(k.iter().map(|&x| group.transfer(o, x)), tr)
+                            .iter()
+                            .all(|&(r, c)| c <= tr.slots[r as usize])
+                    })
+                    .map(|k| (group.order / k.len()) as u32)
+                    .min()
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
+        // The hardest first: orbits that only small subgroups fix in a frame cost many frames,
+        // which the end of the schedule may not have left (12 × 12 torus: 6,501 nodes this way,
+        // none found in 10⁶ by bottleneck use alone).
+        bottleneck_orbits.sort_by_key(|&o| {
+            let o = o as usize;
+            (
+                std::cmp::Reverse(least_cost[o]),
+                std::cmp::Reverse(use_of[o]),
+                o,
+            )
+        });
         // Orbits that use no bottleneck are packed into frames placed, not into frames to come:
         // only the others' loads must fit in the frames left.
         let mut rem_load = vec![0u32; load.len()];
@@ -346,6 +409,7 @@ impl<'a> Cover<'a> {
             bottleneck_orbits,
             orbit_load,
             rem_load,
+            least_cost,
             items: (0..group.subgroups.len()).map(|_| None).collect(),
             uncovered: vec![true; group.orbits],
             placed: Vec::new(),
@@ -355,6 +419,7 @@ impl<'a> Cover<'a> {
             memo_capacity: memo_bytes / (words * 8 + 48),
             packs: 0,
             subgroup_order: (0..group.subgroups.len()).collect(),
+            attempt: 0,
             nodes: 0,
             node_limit,
             attempt_end: u64::MAX,
@@ -367,14 +432,15 @@ impl<'a> Cover<'a> {
     /// order mixed by `attempt` after it.
     fn order_subgroups(&mut self, attempt: u64) {
         let subgroups = &self.group.subgroups;
-        let mix = |k: usize| {
-            (k as u64 ^ attempt.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-                .wrapping_mul(0xBF58_476D_1CE4_E5B9)
-        };
+        self.attempt = attempt;
         self.subgroup_order = (0..subgroups.len()).collect();
         if attempt > 0 {
-            self.subgroup_order
-                .sort_by_key(|&k| (std::cmp::Reverse(subgroups[k].len()), mix(k)));
+            self.subgroup_order.sort_by_key(|&k| {
+                (
+                    std::cmp::Reverse(subgroups[k].len()),
+                    mix(attempt, k as u64),
+                )
+            });
         }
     }
 
@@ -426,7 +492,23 @@ impl<'a> Cover<'a> {
             }
             of_orbit.push(items);
         }
+        let bottlenecks = if g.resource_images.is_empty() {
+            self.bottlenecks.clone()
+        } else {
+            let resources = tr.users.len();
+            let least = |r: u32| {
+                k.iter()
+                    .map(|&x| g.resource_images[x as usize * resources + r as usize])
+                    .min()
+            };
+            self.bottlenecks
+                .iter()
+                .copied()
+                .filter(|&r| least(r) == Some(r))
+                .collect()
+        };
         let items = Rc::new(SubgroupItems {
+            bottlenecks,
             of_orbit,
             by_resource,
         });
@@ -531,7 +613,7 @@ impl<'a> Cover<'a> {
         let mut best: Option<(u32, usize)> = None;
         {
             let frame = self.building.last().expect("a frame is being built");
-            for &r in &self.bottlenecks {
+            for &r in &items.bottlenecks {
                 if frame.used[r as usize] >= self.tr.slots[r as usize] {
                     continue;
                 }
@@ -559,8 +641,15 @@ impl<'a> Cover<'a> {
         let Some((r, _)) = best else {
             return self.place(cost, used);
         };
-        for idx in 0..items.by_resource[r as usize].len() {
-            let (o, i) = items.by_resource[r as usize][idx];
+        let candidates = items.by_resource[r as usize].len();
+        // Attempts after the first start the candidates at another place.
+        let start = if self.attempt == 0 {
+            0
+        } else {
+            (mix(self.attempt, r as u64 + 1) % candidates as u64) as usize
+        };
+        for step in 0..candidates {
+            let (o, i) = items.by_resource[r as usize][(start + step) % candidates];
             let frame = self.building.last().expect("a frame is being built");
             if !self.uncovered[o as usize]
                 || self.in_frame[o as usize]
@@ -598,7 +687,11 @@ impl<'a> Cover<'a> {
             .rem_load
             .iter()
             .zip(&self.tr.slots)
-            .all(|(&l, &k)| l as u64 <= left as u64 * k as u64);
+            .all(|(&l, &k)| l as u64 <= left as u64 * k as u64)
+            && self
+                .bottleneck_orbits
+                .iter()
+                .all(|&o| !self.uncovered[o as usize] || self.least_cost[o as usize] <= left);
         // The frames being built below this one start afresh.
         let saved = std::mem::replace(&mut self.in_frame, vec![false; self.group.orbits]);
         self.placed.push(placed);
@@ -785,6 +878,9 @@ mod tests {
                 .filter(|step| n % step == 0)
                 .map(|step| (0..n).step_by(step as usize).collect())
                 .collect(),
+            resource_images: (0..n)
+                .flat_map(|g| (0..2 * n).map(move |r| (r / n) * n + (r % n + g) % n))
+                .collect(),
         }
     }
 
@@ -841,6 +937,9 @@ mod tests {
             subgroups: vec![vec![0, 1]],
             ..base.clone()
         }));
+        let mut not_a_permutation = base.clone();
+        not_a_permutation.resource_images[1] = 0;
+        assert!(refused(not_a_permutation));
         let mut short = base.clone();
         short.orbit.pop();
         assert!(refused(short));
