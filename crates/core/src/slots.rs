@@ -35,6 +35,33 @@ pub fn check_paths(paths: &[Vec<u32>], resources: usize) -> CoreResult<()> {
     Ok(())
 }
 
+/// Every transfer of `paths` in exactly one of `frames`, and no resource over its slots in a
+/// frame (`slots` given for every resource).
+pub fn frames_fit(paths: &[Vec<u32>], slots: &[u32], frames: &[Vec<u32>]) -> bool {
+    let mut seen = vec![false; paths.len()];
+    let mut on = vec![0u32; slots.len()];
+    for frame in frames {
+        for &t in frame {
+            if std::mem::replace(&mut seen[t as usize], true) {
+                return false;
+            }
+            for &r in &paths[t as usize] {
+                on[r as usize] += 1;
+                if on[r as usize] > slots[r as usize] {
+                    return false;
+                }
+            }
+        }
+        // Only the counts this frame raised are cleared: a frame is far smaller than the network.
+        for &t in frame {
+            for &r in &paths[t as usize] {
+                on[r as usize] = 0;
+            }
+        }
+    }
+    seen.iter().all(|&s| s)
+}
+
 /// Frames needed by `n` transfers on a resource of `slots` slots.
 #[inline]
 pub fn frames_for(n: u32, slots: u32) -> u32 {

@@ -4,22 +4,7 @@ use std::collections::HashSet;
 
 /// Every transfer in exactly one frame, and no resource over its slots in a frame.
 pub fn is_valid_with_slots(paths: &[Vec<u32>], slots: &[u32], frames: &[Vec<u32>]) -> bool {
-    let mut seen = vec![false; paths.len()];
-    for f in frames {
-        let mut on = vec![0u32; slots.len()];
-        for &t in f {
-            if std::mem::replace(&mut seen[t as usize], true) {
-                return false;
-            }
-            for &r in &paths[t as usize] {
-                on[r as usize] += 1;
-                if on[r as usize] > slots[r as usize] {
-                    return false;
-                }
-            }
-        }
-    }
-    seen.iter().all(|&s| s)
+    crate::slots::frames_fit(paths, slots, frames)
 }
 
 /// Smallest number of frames with at most `slots[r]` transfers on resource `r`, by trying

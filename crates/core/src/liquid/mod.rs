@@ -33,7 +33,8 @@
 //! schedule tree: levels, backtracking, budgets), `fission` (branching: the frames of a level by
 //! fission of categories, pruning, branching order), `memo` (sub-traffics known to fail),
 //! `bounds` (lower bounds beyond Λ), `symmetry` (frames a group of automorphisms covers),
-//! `solve` (target lengths, restarts, the symmetric attempt), `completion` (a partial schedule
+//! `orbit_cover` (a cover of a group's orbits by frames its subgroups fix), `solve` (target
+//! lengths, restarts, the orbit cover and the symmetric attempt first), `completion` (a partial schedule
 //! completed by DSatur or first fit) and `result` (what a search returns).
 
 use std::time::{Duration, Instant};
