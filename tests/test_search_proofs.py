@@ -3,6 +3,7 @@ search, checked against hand-worked arguments, brute force, CP-SAT and the valid
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 
 from liquidsched import _core, plan, validate
 from liquidsched.network import Network
-from liquidsched.symmetry import resource_permutation, symmetry_candidates, with_resource_images
+from liquidsched.symmetry import (resource_permutation, symmetry_candidates, translation_resource_images,
+                                  with_resource_images)
 from liquidsched.topologies import build_topology
 from liquidsched.traffic import Traffic, Transfer, all_to_all, load_traffic
 
@@ -155,6 +157,32 @@ def test_translation_orbits_are_whole_displacement_classes():
     assert net.symmetry.translation_orbits([(t.src, t.dst) for t in traffic.transfers[:-1]]) is None
     mesh = build_topology("mesh:dims=4/4")
     assert mesh.symmetry.translation_orbits([(t.src, t.dst) for t in all_to_all(mesh).transfers]) is None
+
+
+@pytest.mark.parametrize("topology", ["torus:dims=5", "torus:dims=4/3,hosts_per_router=2", "torus:dims=6/4",
+                                      "torus:dims=3/2/4", "torus:dims=2/2,hosts_per_router=3"])
+def test_translation_resource_images_are_the_node_maps_images(topology):
+    # All translations at once (arrays) against each translation's node map, link by link.
+    net = build_topology(topology)
+    images = translation_resource_images(net)
+    expected = [resource_permutation(net, mapping) for mapping in net.symmetry.translations()]
+    assert images.tolist() == expected
+    # The groups the symmetric search is given are the same as from the node maps.
+    for order in (2, 4, 6, 12):
+        fast = list(symmetry_candidates(net, order))
+        slow = [[resource_permutation(net, g) for g in group] for group in net.symmetry.groups(order)]
+        assert fast == slow
+
+
+def test_translation_resource_images_refuse_a_lattice_that_is_not_the_networks():
+    # A symmetry claiming a ring of 2 on a ring of 4: links to nodes it does not know, no images;
+    # a ring of 4 whose translations move the nodes of a ring of 6: not links of the network.
+    net = build_topology("torus:dims=4")
+    net.symmetry = dataclasses.replace(net.symmetry, dims=(2,))
+    assert translation_resource_images(net) is None
+    net = build_topology("torus:dims=6")
+    net.symmetry = dataclasses.replace(net.symmetry, dims=(4,))
+    assert translation_resource_images(net) is None
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -270,9 +270,10 @@ class Traffic:
 
     def _resolve(self, net: Network) -> tuple[Network, list[frozenset[int]], list[list[int]]]:
         if self._resolved is None or self._resolved[0] is not net:
-            self.check(net)
-            sets = [net.path_resources(t.src, t.dst) for t in self.transfers]
-            self._resolved = (net, sets, [sorted(r) for r in sets])
+            from .transfer_routes import cached_transfer_routes, resource_lists  # it imports this module
+
+            lists = resource_lists(cached_transfer_routes(net, self))
+            self._resolved = (net, [frozenset(p) for p in lists], lists)
         return self._resolved
 
     def to_dict(self) -> dict[str, Any]:

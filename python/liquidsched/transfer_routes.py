@@ -112,6 +112,23 @@ def routes_of(routes: TransferRoutes, t: int) -> list[int]:
     return path
 
 
+def resource_lists(routes: TransferRoutes) -> list[list[int]]:
+    """The resources every transfer crosses, each once and in increasing order: what
+    :meth:`liquidsched.traffic.Traffic.resource_lists` gives, made from the columns (the runs
+    are split once, not walked per transfer)."""
+    runs = [sorted(run.tolist()) for run in np.split(routes.run_resources, routes.run_offsets[1:-1])] \
+        if len(routes.run_offsets) > 1 else []
+    lists = []
+    for up, down, run in zip(routes.up.tolist(), routes.down.tolist(), routes.run.tolist()):
+        path = list(runs[run]) if run >= 0 else []
+        for end in (up, down):
+            if end >= 0 and end not in path:
+                path.append(end)
+        path.sort()
+        lists.append(path)
+    return lists
+
+
 def time_weights(net: Network, slowest: np.ndarray) -> tuple[np.ndarray, int] | None:
     """Each transfer's time per byte in its slots as a whole number of units, and the units in
     a second: ``size * weight / scale`` seconds, exactly. None when the units do not fit in 64

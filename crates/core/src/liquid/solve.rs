@@ -64,7 +64,7 @@ pub(super) fn search_schedule(
         }
     }
     if bound == lambda && !opts.symmetry.is_empty() {
-        if let Some(group) = Group::of_traffic(traffic, &opts.symmetry) {
+        if let Some(group) = Group::of_traffic(traffic, &opts.symmetry, search_deadline) {
             if (lambda as usize).is_multiple_of(group.order()) {
                 let found = symmetric_schedule(traffic, &group, opts, search_deadline, interrupt)?;
                 result.nodes += found.nodes;

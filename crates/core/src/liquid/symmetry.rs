@@ -18,7 +18,7 @@
 //! The group only guides construction: failing to find a symmetric schedule proves nothing,
 //! and the plain search runs afterwards.
 
-use std::collections::HashMap;
+use std::time::Instant;
 
 use super::traffic::Traffic;
 use crate::error::CoreResult;
@@ -36,16 +36,19 @@ impl Group {
     /// The group of the resource permutations `perms` (the identity may be left out) acting on
     /// `tr`, or None when one is not an automorphism of the traffic (a resource out of range, not
     /// a bijection, slots changed, a path mapped to no transfer), or the elements do not act as
-    /// a group acting freely (an orbit not of `|H|` distinct transfers).
-    pub(super) fn of_traffic(tr: &Traffic, perms: &[Vec<u32>]) -> Option<Group> {
-        let resources = tr.users.len();
-        let mut by_path: HashMap<&[u32], Vec<u32>> = HashMap::new();
-        let mut copy_index = vec![0u32; tr.len()];
-        for (t, p) in tr.paths.iter().enumerate() {
-            let same = by_path.entry(p.as_slice()).or_default();
-            copy_index[t] = same.len() as u32;
-            same.push(t as u32);
+    /// a group acting freely (an orbit not of `|H|` distinct transfers). None too when
+    /// `deadline` passes while the transfers' images are computed (the group is then not used).
+    pub(super) fn of_traffic(
+        tr: &Traffic,
+        perms: &[Vec<u32>],
+        deadline: Option<Instant>,
+    ) -> Option<Group> {
+        let passed = || deadline.is_some_and(|d| Instant::now() >= d);
+        if passed() {
+            return None;
         }
+        let resources = tr.users.len();
+        let index = PathIndex::new(&tr.paths, resources);
         let mut images = Vec::new();
         for perm in perms {
             if perm.len() != resources || !is_permutation(perm) {
@@ -57,14 +60,17 @@ impl Group {
             if (0..resources).any(|r| tr.slots[perm[r] as usize] != tr.slots[r]) {
                 return None;
             }
+            if passed() {
+                return None;
+            }
             let mut image = Vec::with_capacity(tr.len());
             let mut mapped = Vec::new();
             for (t, p) in tr.paths.iter().enumerate() {
                 mapped.clear();
                 mapped.extend(p.iter().map(|&r| perm[r as usize]));
                 mapped.sort_unstable();
-                let same = by_path.get(mapped.as_slice())?;
-                image.push(*same.get(copy_index[t] as usize)?);
+                let same = index.copies_of(&mapped)?;
+                image.push(*same.get(index.copy_index[t] as usize)?);
             }
             images.push(image);
         }
@@ -128,6 +134,112 @@ impl Group {
     }
 }
 
+/// The transfers of a traffic found by their path, for the millions of look-ups of a group's
+/// images. A path's fingerprint is the sum of a pseudo-random key per resource, so that it does
+/// not depend on the order of the path; transfers are kept ordered by fingerprint, path and
+/// index, and an open-addressing table leads from a fingerprint to its first transfer. A
+/// look-up compares paths, so that two paths with one fingerprint are still told apart.
+struct PathIndex<'a> {
+    paths: &'a [Vec<u32>],
+    keys: Vec<u64>,
+    /// Transfers by (fingerprint, path, index): the copies of a path are a run.
+    order: Vec<u32>,
+    /// Where the run of equal paths that `order[i]` belongs to ends.
+    run_end: Vec<u32>,
+    /// Fingerprint of `order[i]`.
+    fingerprint: Vec<u64>,
+    /// Position in `order` plus one of a fingerprint's first transfer (0: empty).
+    table: Vec<u32>,
+    /// Rank of each transfer among the copies of its path.
+    copy_index: Vec<u32>,
+}
+
+impl<'a> PathIndex<'a> {
+    fn new(paths: &'a [Vec<u32>], resources: usize) -> Self {
+        // splitmix64 of the resource index: keys whose sums collide only by chance.
+        let keys: Vec<u64> = (0..resources as u64)
+            .map(|r| {
+                let mut z = (r + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                z ^ (z >> 31)
+            })
+            .collect();
+        let fps: Vec<u64> = paths.iter().map(|p| key_sum(&keys, p)).collect();
+        let mut order: Vec<u32> = (0..paths.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            (fps[a], &paths[a], a).cmp(&(fps[b], &paths[b], b))
+        });
+        let n = order.len();
+        let mut run_end = vec![n as u32; n];
+        let mut copy_index = vec![0u32; n];
+        for i in (0..n.saturating_sub(1)).rev() {
+            let (a, b) = (order[i] as usize, order[i + 1] as usize);
+            if fps[a] == fps[b] && paths[a] == paths[b] {
+                run_end[i] = run_end[i + 1];
+            } else {
+                run_end[i] = (i + 1) as u32;
+            }
+        }
+        let mut start = 0;
+        for i in 0..n {
+            if i > 0 && run_end[i - 1] == i as u32 {
+                start = i;
+            }
+            copy_index[order[i] as usize] = (i - start) as u32;
+        }
+        let fingerprint: Vec<u64> = order.iter().map(|&t| fps[t as usize]).collect();
+        let mask = (2 * n).next_power_of_two().max(2) - 1;
+        let mut table = vec![0u32; mask + 1];
+        for i in (0..n).rev() {
+            let mut h = (fingerprint[i] as usize) & mask;
+            // The last write for a fingerprint is its first position: walk to its slot or an empty one.
+            while table[h] != 0 && fingerprint[table[h] as usize - 1] != fingerprint[i] {
+                h = (h + 1) & mask;
+            }
+            table[h] = i as u32 + 1;
+        }
+        PathIndex {
+            paths,
+            keys,
+            order,
+            run_end,
+            fingerprint,
+            table,
+            copy_index,
+        }
+    }
+
+    /// The transfers whose path is `path` (sorted), in increasing index; None when there are none.
+    fn copies_of(&self, path: &[u32]) -> Option<&[u32]> {
+        let fp = key_sum(&self.keys, path);
+        let mask = self.table.len() - 1;
+        let mut h = (fp as usize) & mask;
+        let mut i = loop {
+            match self.table[h] {
+                0 => return None,
+                k if self.fingerprint[k as usize - 1] == fp => break k as usize - 1,
+                _ => h = (h + 1) & mask,
+            }
+        };
+        while i < self.order.len() && self.fingerprint[i] == fp {
+            let end = self.run_end[i] as usize;
+            if self.paths[self.order[i] as usize] == path {
+                return Some(&self.order[i..end]);
+            }
+            i = end;
+        }
+        None
+    }
+}
+
+/// The fingerprint of a path: its resources' keys summed, in any order.
+fn key_sum(keys: &[u64], path: &[u32]) -> u64 {
+    path.iter()
+        .fold(0u64, |a, &r| a.wrapping_add(keys[r as usize]))
+}
+
 fn is_permutation(perm: &[u32]) -> bool {
     let mut seen = vec![false; perm.len()];
     perm.iter().all(|&s| {
@@ -137,6 +249,9 @@ fn is_permutation(perm: &[u32]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
+    use super::{Group, Traffic};
     use crate::liquid::tests::ring_all_to_all;
     use crate::liquid::{liquid_schedule, SearchOptions, Source};
     use crate::testing::is_valid_schedule;
@@ -179,6 +294,42 @@ mod tests {
                 assert!(frames.contains(&as_paths(f, rot)));
             }
         }
+    }
+
+    #[test]
+    fn copies_of_a_path_map_to_copies_in_order() {
+        // Every transfer of the ring's all-to-all twice: the k-th copy of a path maps to the
+        // k-th copy of its image, and each orbit holds n distinct transfers.
+        let n = 4;
+        let once = ring_all_to_all(n);
+        let paths: Vec<Vec<u32>> = once.iter().chain(once.iter()).cloned().collect();
+        let tr = Traffic::new(&paths, 3 * n as usize, &[]).unwrap();
+        let rotations: Vec<Vec<u32>> = (1..n).map(|k| rotation(n, k)).collect();
+        let group = Group::of_traffic(&tr, &rotations, None).expect("the rotations act");
+        let m = once.len() as u32;
+        for (k, image) in group.images.iter().enumerate() {
+            let rot = rotation(n, k as u32 + 1);
+            for (t, &i) in image.iter().enumerate() {
+                assert_eq!((t as u32) < m, i < m, "a first copy maps to a first copy");
+                let mut mapped: Vec<u32> = paths[t].iter().map(|&r| rot[r as usize]).collect();
+                mapped.sort_unstable();
+                assert_eq!(paths[i as usize], mapped);
+            }
+        }
+        assert_eq!(group.orbits, paths.len() / n as usize);
+    }
+
+    #[test]
+    fn a_passed_deadline_gives_no_group() {
+        let n = 4;
+        let tr = Traffic::new(&ring_all_to_all(n), 3 * n as usize, &[]).unwrap();
+        let past = Some(Instant::now() - std::time::Duration::from_millis(1));
+        assert!(Group::of_traffic(&tr, &[rotation(n, 1)], past).is_none());
+        let one = Group::of_traffic(&tr, &[rotation(n, 1)], None);
+        assert!(one.is_none(), "one rotation of four is no group");
+        let all: Vec<Vec<u32>> = (1..n).map(|k| rotation(n, k)).collect();
+        let order = Group::of_traffic(&tr, &all, None).map(|g| g.order());
+        assert_eq!(order, Some(4));
     }
 
     #[test]
