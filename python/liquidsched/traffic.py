@@ -24,6 +24,7 @@ from .io.traffic_csv import host_table, read_transfer_table
 from .matrices import SPEC_FIELDS as MATRIX_FIELDS
 from .moe import SPEC_FIELDS as MOE_FIELDS
 from .network import Network
+from .transfer_routes import cached_transfer_routes, resource_lists_of
 from .units import MAX_SIZE_BYTES, parse_size
 
 #: Transfer size used when none is given: 1 MB, as in paper 001.
@@ -270,9 +271,7 @@ class Traffic:
 
     def _resolve(self, net: Network) -> tuple[Network, list[frozenset[int]], list[list[int]]]:
         if self._resolved is None or self._resolved[0] is not net:
-            from .transfer_routes import cached_transfer_routes, resource_lists  # it imports this module
-
-            lists = resource_lists(cached_transfer_routes(net, self))
+            lists = resource_lists_of(cached_transfer_routes(net, self))
             self._resolved = (net, [frozenset(p) for p in lists], lists)
         return self._resolved
 

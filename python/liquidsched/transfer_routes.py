@@ -11,12 +11,15 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import _core
 from .network import Network, RouteTable
-from .traffic import Traffic
+
+if TYPE_CHECKING:  # only annotations: the traffic builds its resource lists from these routes
+    from .traffic import Traffic
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ def routes_of(routes: TransferRoutes, t: int) -> list[int]:
     return path
 
 
-def resource_lists(routes: TransferRoutes) -> list[list[int]]:
+def resource_lists_of(routes: TransferRoutes) -> list[list[int]]:
     """The resources every transfer crosses, each once and in increasing order: what
     :meth:`liquidsched.traffic.Traffic.resource_lists` gives, made from the columns (the runs
     are split once, not walked per transfer)."""
