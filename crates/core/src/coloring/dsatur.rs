@@ -208,8 +208,10 @@ impl<'i> Clock<'i> {
 
 /// The transfers of each resource (the cliques of the conflict graph), in increasing order,
 /// coloured ones among them until a list is compacted: a list is cut down to its uncoloured
-/// transfers when they are fewer than half of it, so that pushing a colour costs about the
-/// uncoloured transfers, and the transfers stay in order (near each other in memory).
+/// transfers once a thirty-second of it is coloured, so that pushing a colour costs about the
+/// uncoloured transfers (compacting often costs little beside the pushes: a list is read about
+/// 32 times in all, and pushed to once per colour), and the transfers stay in order (near each
+/// other in memory).
 struct Members {
     transfer: Vec<u32>,
     start: Vec<usize>,
@@ -245,7 +247,7 @@ impl Members {
         let r = r as usize;
         let start = self.start[r];
         let mut len = self.len[r] as usize;
-        if 2 * self.uncoloured[r] < self.len[r] {
+        if 32 * u64::from(self.uncoloured[r]) < 31 * u64::from(self.len[r]) {
             let list = &mut self.transfer[start..start + len];
             let mut kept = 0;
             for i in 0..len {
