@@ -9,8 +9,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from liquidsched import _core
+from liquidsched.io.files import dump_document
 from liquidsched.schedule import Schedule, ScheduleInfo
 from liquidsched.schedulers import plan
+from liquidsched.topologies import two_switch
+from liquidsched.traffic import Traffic, Transfer
 from liquidsched.transfer_routes import routes_of, transfer_routes
 from liquidsched.validation import validate
 
@@ -42,10 +45,27 @@ def test_a_schedule_as_a_column_is_checked_and_timed_as_its_lists_are(data, net)
     assert column.frame_durations_s(0.25) == lists.frame_durations_s(0.25)
     assert column.summary() == lists.summary()
     assert column.to_dict() == lists.to_dict()
+    assert dump_document(column._document(encoded=True), "s.json", compact=True) == \
+        dump_document(lists.to_dict(), "s.json", compact=True)
     # Asking for its frames turns it into lists, equal to the others.
     assert [[(p.transfer, p.bytes) for p in f] for f in column.frames] == \
         [[(p.transfer, p.bytes) for p in f] for f in lists.frames]
     assert column.frame_columns is None
+
+
+def test_a_large_schedule_file_written_from_its_encoded_pieces_is_the_file_of_its_dicts(tmp_path, monkeypatch):
+    # Written compact as from 100 transfers; frames and traffic of more than a line of items,
+    # repeated pairs (numbered names), a size beyond int64 (sizes held as objects).
+    monkeypatch.setattr("liquidsched.schedule.COMPACT_TRANSFERS", 100)
+    net = two_switch()
+    hosts = net.hosts()
+    transfers = [Transfer(hosts[i % 5], hosts[5 + i % 3], 1 + i) for i in range(340)] + [Transfer(hosts[0], hosts[6], 2**70)]
+    traffic = Traffic(transfers, "large")
+    frame_of = np.arange(len(traffic)) % 2
+    frame_of[:3] = 2
+    column, lists = both_forms(net, traffic, frame_of)
+    column.save(tmp_path / "s.json")
+    assert (tmp_path / "s.json").read_text() == dump_document(lists.to_dict(), "s.json", compact=True)
 
 
 @settings(max_examples=150, deadline=None)

@@ -22,7 +22,7 @@ import numpy as np
 from .bounds import Bound, SlotTimes, compute_bound, slot_times
 from .errors import ScheduleFormatError
 from .io.fields import Fields, read_count, read_id, read_list, read_mapping, read_number, read_str
-from .io.files import read_document, write_document
+from .io.files import EncodedItems, encoded_numbers, encoded_strings, read_document, write_document, writes_json
 from .io.topology import topology_from_dict, topology_to_dict
 from .network import Network
 from .relay import Relay
@@ -308,6 +308,11 @@ class Schedule:
         return None if self.info.lower_bound is None else self.length - self.info.lower_bound
 
     def to_dict(self) -> dict[str, Any]:
+        return self._document(encoded=False)
+
+    def _document(self, encoded: bool) -> dict[str, Any]:
+        """The schedule document; ``encoded``: its transfers and the pieces of a schedule made
+        as a column encoded already (:class:`EncodedItems`), for a compact JSON file."""
         info = self.info
         doc = {
             "format": FORMAT,
@@ -316,8 +321,8 @@ class Schedule:
                      "lower_bound": info.lower_bound, "optimal": info.optimal,
                      "stats": info.stats, "time_s": info.time_s},
             "network": topology_to_dict(self.network),
-            "traffic": self.traffic.to_dict(),
-            "frames": self._frame_dicts(),
+            "traffic": self.traffic.encoded_dict() if encoded else self.traffic.to_dict(),
+            "frames": self._encoded_frames() if encoded and self._columns is not None else self._frame_dicts(),
         }
         if self.relay is not None:
             doc["relay"] = self.relay.to_dict(self.traffic)
@@ -330,6 +335,14 @@ class Schedule:
         names, sizes = self.traffic.names, np.asarray(self.traffic.sizes).tolist()
         order, starts = self._columns.order.tolist(), self._columns.starts.tolist()
         return [[{"transfer": names[i], "bytes": sizes[i]} for i in order[a:b]] for a, b in zip(starts, starts[1:])]
+
+    def _encoded_frames(self) -> list[EncodedItems]:
+        """:meth:`_frame_dicts` of a schedule made as a column, its pieces encoded already."""
+        sizes = np.asarray(self.traffic.sizes)
+        sizes = encoded_numbers(sizes if sizes.dtype != object else sizes.tolist())
+        pieces = [f'{{"transfer": {n}, "bytes": {z}}}' for n, z in zip(encoded_strings(self.traffic.names), sizes)]
+        order, starts = self._columns.order.tolist(), self._columns.starts.tolist()
+        return [EncodedItems([pieces[i] for i in order[a:b]]) for a, b in zip(starts, starts[1:])]
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "") -> Schedule:
@@ -362,7 +375,8 @@ class Schedule:
     def save(self, path: str | os.PathLike) -> None:
         """Write the schedule file (JSON), atomically; without indentation from
         :data:`COMPACT_TRANSFERS` transfers on."""
-        write_document(self.to_dict(), path, compact=len(self.traffic) >= COMPACT_TRANSFERS)
+        compact = len(self.traffic) >= COMPACT_TRANSFERS
+        write_document(self._document(encoded=compact and writes_json(path)), path, compact=compact)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:

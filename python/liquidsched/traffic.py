@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
-from .io.files import read_document
+from .io.files import EncodedItems, encoded_numbers, encoded_strings, read_document
 from .io.traffic_csv import host_table, read_transfer_table
 from .matrices import SPEC_FIELDS as MATRIX_FIELDS
 from .moe import SPEC_FIELDS as MOE_FIELDS
@@ -281,6 +281,15 @@ class Traffic:
         return {"name": self.name,
                 "transfers": [{"src": hosts[s], "dst": hosts[d], "size_bytes": z}
                               for s, d, z in zip(self._src.tolist(), self._dst.tolist(), sizes)]}
+
+    def encoded_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` with the transfers encoded already (:class:`EncodedItems`), for a
+        compact JSON document: no dict is made per transfer."""
+        hosts = encoded_strings(self.host_table)
+        sizes = [_plain(z) for z in self._sizes.tolist()] if self._sizes.dtype == object else self._sizes
+        return {"name": self.name,
+                "transfers": EncodedItems([f'{{"src": {hosts[s]}, "dst": {hosts[d]}, "size_bytes": {z}}}' for s, d, z
+                                           in zip(self._src.tolist(), self._dst.tolist(), encoded_numbers(sizes))])}
 
     @classmethod
     def from_dict(cls, doc: Any, where: str = "traffic", default_size_bytes: int | None = None) -> Traffic:

@@ -14,7 +14,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import yaml
 
@@ -295,12 +295,25 @@ def read_document(path: str | os.PathLike, error: type[Exception] = InputError, 
     return parse_document(read_text(path, error), str(p), strict_json, error)
 
 
+def writes_json(path: str | os.PathLike) -> bool:
+    """Whether :func:`dump_document` writes JSON to ``path`` (``.json`` or standard output)."""
+    return str(path) == "-" or Path(path).suffix.lower() == ".json"
+
+
+def encoded_numbers(values: Any) -> list[str]:
+    """Each of ``values`` (an array of integers, or a sequence of numbers :func:`json.dumps`
+    encodes) encoded as JSON."""
+    if getattr(getattr(values, "dtype", None), "kind", None) in ("i", "u"):
+        return list(map(str, values.tolist()))
+    return [json.dumps(v) for v in values]
+
+
 def dump_document(data: Any, path: str | os.PathLike, compact: bool = False) -> str:
     """Serialise ``data`` as JSON (``.json`` or standard output) or YAML (anything else);
     ``compact`` for documents of millions of items: JSON indented down to :data:`INDENTED_DEPTH`
     only, each item below on one line written by the C encoder (indented JSON is written by
     Python's pure-Python encoder, some ten times slower), YAML by libyaml where PyYAML has it."""
-    if str(path) == "-" or Path(path).suffix.lower() == ".json":
+    if writes_json(path):
         return (_json_indented_to(data, INDENTED_DEPTH) if compact else json.dumps(data, indent=2)) + "\n"
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper) if compact else yaml.SafeDumper
     return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
@@ -314,9 +327,35 @@ ITEMS_PER_LINE = 100
 _SEPARATORS = (", ", ": ")
 
 
+class EncodedItems:
+    """A list whose items are already encoded as JSON (compactly, ``", "`` and ``": "`` between
+    their parts), which a compact JSON document writes as it would write the list: for lists of
+    a million items whose every item Python would otherwise make as a dict to encode it."""
+
+    def __init__(self, items: list[str]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def encoded_strings(strings: Iterable[str]) -> list[str]:
+    """Each of ``strings`` encoded as JSON, as :func:`json.dumps` encodes it."""
+    return list(map(json.encoder.encode_basestring_ascii, strings))
+
+
 def _json_indented_to(value: Any, depth: int, level: int = 0) -> str:
     """``value`` as JSON, its mappings and lists indented by two spaces down to ``depth``, and
     a list there written :data:`ITEMS_PER_LINE` items a line, each line by the C encoder."""
+    if isinstance(value, EncodedItems):
+        items = value.items
+        if level < depth:  # never so deep in the documents written: the items as values, slowly
+            return _json_indented_to([json.loads(item) for item in items], depth, level)
+        if len(items) <= ITEMS_PER_LINE:
+            return "[" + ", ".join(items) + "]"
+        lines = [", ".join(items[i:i + ITEMS_PER_LINE]) for i in range(0, len(items), ITEMS_PER_LINE)]
+        inner, outer = "  " * (level + 1), "  " * level
+        return "[\n" + ",\n".join(inner + line for line in lines) + f"\n{outer}]"
     if not isinstance(value, (dict, list)) or not value:
         return json.dumps(value, separators=_SEPARATORS)
     inner, outer = "  " * (level + 1), "  " * level
