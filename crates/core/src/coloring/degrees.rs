@@ -63,34 +63,42 @@ impl Incidence {
 
 /// Number of distinct transfers each transfer conflicts with; `None` if `clock` expired.
 ///
-/// The union of the transfers of a path's resources is counted along a trie of the paths,
-/// their resources sorted most used first: paths that start alike (the resources they share
-/// with many others) count those resources' transfers once for all of them. A transfer is
-/// marked with the trie node that counted it, and is in the union at a node while that node is
-/// on the way down to it.
+/// The union of the transfers of a path's resources is counted along a trie of the paths:
+/// paths that start alike count the transfers of the resources they start with once for all of
+/// them. Of two orders of the resources in the paths, the trie takes the one that costs it
+/// fewer transfers to read: most used first (the resources shared by many paths, as the links
+/// between two switches of a small network), or the order of the resources' indices (which
+/// follows the network's structure where every resource is about as used, as in a fat tree). A
+/// transfer is marked with the trie node that counted it, and is in the union at a node while
+/// that node is on the way down to it.
 pub(super) fn conflict_degrees(
     lists: &Incidence,
     resources: usize,
     clock: &mut Clock,
 ) -> Option<Vec<u32>> {
-    let n = lists.path_start.len() - 1;
-    // Resources renamed by decreasing number of transfers.
     let mut by_use: Vec<u32> = (0..resources as u32).collect();
     by_use.sort_by_key(|&r| std::cmp::Reverse(lists.users(r as usize).len()));
-    let mut rank = vec![0u32; resources];
-    for (i, &r) in by_use.iter().enumerate() {
-        rank[r as usize] = i as u32;
-    }
-    let mut keyed: Vec<u32> = lists.resource.iter().map(|&r| rank[r as usize]).collect();
-    for t in 0..n {
-        keyed[lists.path_start[t]..lists.path_start[t + 1]].sort_unstable();
-    }
-    let key = |t: u32| &keyed[lists.path_start[t as usize]..lists.path_start[t as usize + 1]];
-    let mut sweep: Vec<u32> = (0..n as u32).collect();
-    sweep.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+    let mut trie = Trie::new(lists, by_use);
     if clock.passed() {
         return None;
     }
+    let by_index = Trie::new(lists, (0..resources as u32).collect());
+    if by_index.cost(lists) < trie.cost(lists) {
+        trie = by_index;
+    } else {
+        drop(by_index);
+    }
+    if clock.passed() {
+        return None;
+    }
+    count_along(lists, &trie, clock)
+}
+
+/// The conflict degrees counted along `trie`; `None` if `clock` expired.
+fn count_along(lists: &Incidence, trie: &Trie, clock: &mut Clock) -> Option<Vec<u32>> {
+    let n = lists.path_start.len() - 1;
+    let (by_rank, sweep) = (&trie.by_rank, &trie.sweep);
+    let key = |t: u32| trie.key(lists, t);
     // mark[u]: (depth, node) of the trie node that counted u.
     let mut mark = vec![(u32::MAX, 0u32); n];
     // The way down to the current node: its resources, nodes, and the transfers counted.
@@ -99,7 +107,7 @@ pub(super) fn conflict_degrees(
     let mut union: Vec<u32> = vec![0];
     let mut nodes = 0u32;
     let mut degree = vec![0u32; n];
-    for &v in &sweep {
+    for &v in sweep {
         if clock.expired() {
             return None;
         }
@@ -114,7 +122,7 @@ pub(super) fn conflict_degrees(
             down.push(path[depth]);
             node_at.push(node);
             let mut added = 0;
-            for &u in lists.users(by_use[path[depth] as usize] as usize) {
+            for &u in lists.users(by_rank[path[depth] as usize] as usize) {
                 let (d, m) = mark[u as usize];
                 if node_at.get(d as usize) != Some(&m) {
                     mark[u as usize] = (depth as u32, node);
@@ -127,6 +135,56 @@ pub(super) fn conflict_degrees(
         degree[v as usize] = union[path.len()].saturating_sub(1);
     }
     Some(degree)
+}
+
+/// The paths with their resources as ranks in an order of the resources (`by_rank[i]` is the
+/// resource of rank `i`), each path's ranks increasing, and the paths sorted by them.
+struct Trie {
+    by_rank: Vec<u32>,
+    keyed: Vec<u32>,
+    sweep: Vec<u32>,
+}
+
+impl Trie {
+    fn new(lists: &Incidence, by_rank: Vec<u32>) -> Self {
+        let n = lists.path_start.len() - 1;
+        let mut rank = vec![0u32; by_rank.len()];
+        for (i, &r) in by_rank.iter().enumerate() {
+            rank[r as usize] = i as u32;
+        }
+        let mut keyed: Vec<u32> = lists.resource.iter().map(|&r| rank[r as usize]).collect();
+        for t in 0..n {
+            keyed[lists.path_start[t]..lists.path_start[t + 1]].sort_unstable();
+        }
+        let key = |t: u32| &keyed[lists.path_start[t as usize]..lists.path_start[t as usize + 1]];
+        let mut sweep: Vec<u32> = (0..n as u32).collect();
+        sweep.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        Trie {
+            by_rank,
+            keyed,
+            sweep,
+        }
+    }
+
+    fn key<'a>(&'a self, lists: &Incidence, t: u32) -> &'a [u32] {
+        &self.keyed[lists.path_start[t as usize]..lists.path_start[t as usize + 1]]
+    }
+
+    /// How many transfers counting the degrees along this trie reads: those of each node's
+    /// resource.
+    fn cost(&self, lists: &Incidence) -> u64 {
+        let mut previous: &[u32] = &[];
+        let mut cost = 0;
+        for &v in &self.sweep {
+            let path = self.key(lists, v);
+            let common = path.iter().zip(previous).take_while(|(a, b)| a == b).count();
+            for &r in &path[common..] {
+                cost += lists.users(self.by_rank[r as usize] as usize).len() as u64;
+            }
+            previous = path;
+        }
+        cost
+    }
 }
 
 #[cfg(test)]
@@ -155,6 +213,15 @@ mod tests {
             let never = crate::interrupt::Interrupt::never();
             let mut clock = Clock::new(None, &never);
             let lists = Incidence::new(paths.iter().map(|p| &p[..]), resources);
+            // Along either trie, whichever is chosen.
+            for by_rank in [(0..resources as u32).collect(), (0..resources as u32).rev().collect()] {
+                let trie = Trie::new(&lists, by_rank);
+                assert_eq!(
+                    count_along(&lists, &trie, &mut clock).as_ref(),
+                    Some(&expected),
+                    "{paths:?}"
+                );
+            }
             assert_eq!(
                 conflict_degrees(&lists, resources, &mut clock),
                 Some(expected),
