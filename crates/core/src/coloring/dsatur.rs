@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use super::degrees::{conflict_degrees, Incidence};
+use super::queue::MaxTree;
 use crate::error::{CoreError, CoreResult};
 use crate::interrupt::Interrupt;
 use crate::slots::{check_paths, checked_slots};
@@ -260,81 +261,6 @@ impl Members {
             self.len[r] = kept as u32;
         }
         &self.transfer[start..start + len]
-    }
-}
-
-/// A key per leaf (0: removed; otherwise one more than the vertex's saturation in the high 32
-/// bits and its tie-break priority in the low 32) in a complete binary tree whose inner nodes
-/// hold the largest key below them. Priorities are distinct, so the largest key is one leaf's.
-struct MaxTree {
-    size: usize,
-    node: Vec<u64>,
-}
-
-impl MaxTree {
-    const SATURATION: u64 = 1 << 32;
-
-    /// A leaf for each vertex, of saturation 0 and priority `priority[v]`.
-    fn new(priority: &[u32]) -> Self {
-        let size = priority.len().next_power_of_two().max(1);
-        let mut node = vec![0u64; 2 * size];
-        for (v, &p) in priority.iter().enumerate() {
-            node[size + v] = Self::SATURATION | p as u64;
-        }
-        for i in (1..size).rev() {
-            node[i] = node[2 * i].max(node[2 * i + 1]);
-        }
-        MaxTree { size, node }
-    }
-
-    /// The leaf of the largest key (the tree must have a leaf not removed).
-    fn max_leaf(&self) -> usize {
-        let mut i = 1;
-        while i < self.size {
-            i = if self.node[2 * i] == self.node[i] {
-                2 * i
-            } else {
-                2 * i + 1
-            };
-        }
-        i - self.size
-    }
-
-    /// Whether `leaf` is not removed.
-    #[inline]
-    fn contains(&self, leaf: usize) -> bool {
-        self.node[leaf + self.size] != 0
-    }
-
-    /// Add one to the saturation of `leaf`, if not removed.
-    #[inline]
-    fn raise(&mut self, leaf: usize) {
-        let mut i = leaf + self.size;
-        if self.node[i] == 0 {
-            return;
-        }
-        let key = self.node[i] + Self::SATURATION;
-        self.node[i] = key;
-        i /= 2;
-        while i >= 1 && self.node[i] < key {
-            self.node[i] = key;
-            i /= 2;
-        }
-    }
-
-    /// Set the key of `leaf` to 0.
-    fn remove(&mut self, leaf: usize) {
-        let mut i = leaf + self.size;
-        self.node[i] = 0;
-        i /= 2;
-        while i >= 1 {
-            let key = self.node[2 * i].max(self.node[2 * i + 1]);
-            if self.node[i] == key {
-                break;
-            }
-            self.node[i] = key;
-            i /= 2;
-        }
     }
 }
 

@@ -16,13 +16,14 @@
 //! paths that counts the transfers of resources shared by many paths once for all of them.
 //! First fit costs about the total length of the paths.
 //!
-//! The parts: `dsatur` (DSatur and its deadline), `degrees` (the conflict degrees and
-//! incidence lists), `first_fit`, and, in tests only, `reference` (the old DSatur, the oracle of
-//! the new one).
+//! The parts: `dsatur` (DSatur and its deadline), `queue` (its max tree of the uncoloured
+//! vertices), `degrees` (the conflict degrees and incidence lists), `first_fit`, and, in tests
+//! only, `reference` (the old DSatur, the oracle of the new one).
 
 mod degrees;
 mod dsatur;
 mod first_fit;
+mod queue;
 #[cfg(test)]
 mod reference;
 
