@@ -20,6 +20,7 @@ from ..schedule import Schedule, ScheduleInfo
 from ..symmetry import symmetry_candidates, with_resource_images
 from ..traffic import Traffic
 from .baselines import round_robin
+from .torus_design import design_shape, torus_design
 
 #: Search-space reductions of paper 000 that can be switched off (all on by default), plus those
 #: of liquidsched: ``memo`` (sub-traffics known to have no schedule), ``guided`` (branching
@@ -70,9 +71,12 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         When no liquid schedule exists, go on to find and prove the optimal length.
     symmetric
         On a network with a symmetry (tori, meshes), first search a liquid schedule whose
-        frames a group of its automorphisms covers: on a torus, a cover of the translations'
-        orbits by frames that subgroups of them fix (source "orbit cover"), then frames the
-        group moves (``stats["symmetry_order"]`` says which order was used; 1 when none was).
+        frames a group of its automorphisms covers: on a square torus's all-to-all, a design
+        over its displacement classes (:mod:`~liquidsched.schedulers.torus_design`, source
+        "torus design", with all but a sixth of the budget); on a torus, a cover of the
+        translations' orbits by frames that subgroups of them fix (source "orbit cover"), then
+        frames the group moves (``stats["symmetry_order"]`` says which order was used; 1 when
+        none was).
     memo_limit
         Bytes the search may spend remembering sub-traffics proven to have no schedule
         (256 MiB when None). The memo only saves searching them again: a smaller budget never
@@ -90,7 +94,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         ``stopped_by`` (None, "nodes" or "time"), ``memory_bytes`` (the search's own tables),
         ``memo_limit_bytes``,
         ``symmetry_order`` and ``source`` ("round-robin" when its shifts reach the frame bound
-        and no search is needed, "search", "orbit cover", "symmetric search", "search+dsatur",
+        and no search is needed, "torus design", "search", "orbit cover", "symmetric search", "search+dsatur",
         "search+first-fit" when DSatur would not have fitted in the time left, or "dsatur").
 
     Examples
@@ -112,14 +116,22 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     shifted = _shifts_at_the_bound(net, traffic, frame_bound, optimize)
     if shifted is not None:
         return shifted
+    # Where a design applies and is not found in its share of the budget, the orbit cover and
+    # the symmetric search (which find none there either) leave the rest to the plain search.
+    use_symmetry = symmetric
+    if symmetric and design_shape(net, traffic) is not None:
+        designed = torus_design(net, traffic, _design_budget(time_limit, started))
+        if designed is not None:
+            return designed
+        use_symmetry = False
     paths = traffic.resource_lists(net)
-    orbits = orbit_structure(net, traffic) if symmetric else None
+    orbits = orbit_structure(net, traffic) if use_symmetry else None
     if time_limit is not None:
         # The budget covers the whole call, the conversion of the traffic included.
         time_limit = max(0.0, time_limit - (time.perf_counter() - started))
     raw = _core.liquid_schedule(paths, len(net.resources), slots=net.resource_slots, time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
-                                optimize=optimize, symmetry=symmetry_group(net, frame_bound) if symmetric else (),
+                                optimize=optimize, symmetry=symmetry_group(net, frame_bound) if use_symmetry else (),
                                 orbits=orbits,
                                 memo_bytes=None if memo_limit is None else int(memo_limit), **reductions)
     parameters: dict = {"optimize": optimize, **reductions}
@@ -151,6 +163,15 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         },
     )
     return Schedule.from_indices(net, traffic, raw["frames"], info)
+
+
+def _design_budget(time_limit: float | None, started: float) -> float | None:
+    """The seconds a torus design may take: all but a sixth of what is left of the budget (the
+    plain search and DSatur complete a schedule in the rest when no design is found); None
+    without a budget."""
+    if time_limit is None:
+        return None
+    return 5 / 6 * max(0.0, time_limit - (time.perf_counter() - started))
 
 
 def _shifts_at_the_bound(net: Network, traffic: Traffic, frame_bound: int, optimize: bool) -> Schedule | None:
