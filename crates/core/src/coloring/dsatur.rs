@@ -1,14 +1,15 @@
 //! DSatur: the uncoloured transfer of highest saturation (then degree, then index) takes the
 //! lowest colour none of its resources is full in, and a colour that fills a resource is pushed
-//! to that resource's uncoloured transfers. The conflict graph is its cliques (`Members`), the
-//! vertices wait in a max tree, the colours full on each resource are column bitsets and those
-//! blocked for the vertices a bitset per colour; vertices are renumbered so that the transfers
-//! of a resource are near each other. [`dsatur_until`] gives up at a deadline (`Clock`).
+//! to that resource's uncoloured transfers that it did not block yet (none of their other
+//! resources full in it). The conflict graph is its cliques (`Members`), the vertices wait in a
+//! max tree, the colours full on each resource are column bitsets; vertices are renumbered so
+//! that the transfers of a resource are near each other. [`dsatur_until`] gives up at a deadline (`Clock`).
 
 use std::borrow::Cow;
 use std::time::Instant;
 
 use super::degrees::{conflict_degrees, Incidence};
+use super::members::Members;
 use super::queue::MaxTree;
 use crate::error::{CoreError, CoreResult};
 use crate::interrupt::Interrupt;
@@ -71,11 +72,12 @@ pub fn dsatur_until(
     let mut queue = MaxTree::new(&tie_break(&degree, &local));
     drop(degree);
     let mut members = Members::new(&lists);
-    let mut full = FullColours::new(resources);
-    let mut blocked = BlockedColours::new(n);
+    // One more resource: the padding of the members' entries, full in no colour.
+    let mut full = FullColours::new(Members::pad(resources) as usize + 1);
     let mut frames: Vec<Vec<u32>> = Vec::new();
     // in_colour[r][c]: transfers of colour c on resource r (kept for resources with slots only).
     let mut in_colour: Vec<Vec<u32>> = vec![Vec::new(); resources];
+    let mut newly: Vec<u32> = Vec::new();
     for _ in 0..n {
         if clock.expired() {
             return clock.gave_up();
@@ -88,7 +90,6 @@ pub fn dsatur_until(
         if c as usize == frames.len() {
             frames.push(Vec::new());
             full.make_room(frames.len());
-            blocked.make_room(frames.len());
         }
         frames[c as usize].push(local[v]);
         for &r in &paths[local[v] as usize] {
@@ -108,13 +109,9 @@ pub fn dsatur_until(
                 continue;
             }
             full.insert(r, c);
-            let colour = blocked.colour(c);
-            for &u in members.of(r, &queue) {
-                let (word, bit) = (u as usize / 64, 1u64 << (u % 64));
-                if colour[word] & bit == 0 {
-                    colour[word] |= bit;
-                    queue.raise(u as usize);
-                }
+            members.newly_blocked(r, full.column(c), c % 64, &queue, &mut newly);
+            for &u in &newly {
+                queue.raise(u as usize);
             }
         }
     }
@@ -207,63 +204,6 @@ impl<'i> Clock<'i> {
     }
 }
 
-/// The transfers of each resource (the cliques of the conflict graph), in increasing order,
-/// coloured ones among them until a list is compacted: a list is cut down to its uncoloured
-/// transfers once a thirty-second of it is coloured, so that pushing a colour costs about the
-/// uncoloured transfers (compacting often costs little beside the pushes: a list is read about
-/// 32 times in all, and pushed to once per colour), and the transfers stay in order (near each
-/// other in memory).
-struct Members {
-    transfer: Vec<u32>,
-    start: Vec<usize>,
-    /// The length of each list, and how many of it are uncoloured.
-    len: Vec<u32>,
-    uncoloured: Vec<u32>,
-}
-
-impl Members {
-    fn new(lists: &Incidence) -> Self {
-        let resources = lists.user_start.len() - 1;
-        let len: Vec<u32> = (0..resources)
-            .map(|r| lists.users(r).len() as u32)
-            .collect();
-        Members {
-            transfer: lists.transfer.clone(),
-            start: lists.user_start.clone(),
-            uncoloured: len.clone(),
-            len,
-        }
-    }
-
-    /// A transfer of these resources is coloured.
-    fn colour(&mut self, path: &[u32]) {
-        for &r in path {
-            self.uncoloured[r as usize] -= 1;
-        }
-    }
-
-    /// The transfers of resource `r`, uncoloured ones and perhaps coloured ones (those whose
-    /// key in `queue` is 0), compacted first if most are coloured.
-    fn of(&mut self, r: u32, queue: &MaxTree) -> &[u32] {
-        let r = r as usize;
-        let start = self.start[r];
-        let mut len = self.len[r] as usize;
-        if 32 * u64::from(self.uncoloured[r]) < 31 * u64::from(self.len[r]) {
-            let list = &mut self.transfer[start..start + len];
-            let mut kept = 0;
-            for i in 0..len {
-                if queue.contains(list[i] as usize) {
-                    list[kept] = list[i];
-                    kept += 1;
-                }
-            }
-            len = kept;
-            self.len[r] = kept as u32;
-        }
-        &self.transfer[start..start + len]
-    }
-}
-
 /// The colours each resource is full in, as bitsets: bit `c % 64` of word
 /// `(c / 64) * resources + r` for colour `c` on resource `r` (a new column of words per 64
 /// colours, so nothing moves when colours are added). The colour a vertex takes is the lowest
@@ -301,6 +241,14 @@ impl FullColours {
         (word >> (c % 64)) & 1 != 0
     }
 
+    /// The words of colour `c`'s column (for which there is room): bit `c % 64` of word `r` is
+    /// whether resource `r` is full in it.
+    #[inline]
+    fn column(&self, c: u32) -> &[u64] {
+        let base = (c / 64) as usize * self.resources;
+        &self.words[base..base + self.resources]
+    }
+
     /// Mark resource `r` full in colour `c` (for which there is room).
     fn insert(&mut self, r: u32, c: u32) {
         self.words[(c / 64) as usize * self.resources + r as usize] |= 1 << (c % 64);
@@ -329,36 +277,6 @@ impl FullColours {
             w += 1;
         }
         (self.columns * 64) as u32
-    }
-}
-
-/// The colours each vertex can no longer take (those its resources are full in), a bitset of
-/// the vertices per colour: pushing a colour to the transfers of a resource reads and writes
-/// one bitset of `n` bits (128 KiB for a million transfers), near each other as the transfers
-/// of a resource are.
-struct BlockedColours {
-    words: usize,
-    colours: Vec<Vec<u64>>,
-}
-
-impl BlockedColours {
-    fn new(n: usize) -> Self {
-        BlockedColours {
-            words: n.div_ceil(64),
-            colours: Vec::new(),
-        }
-    }
-
-    /// Make room for colours below `colours`.
-    fn make_room(&mut self, colours: usize) {
-        while self.colours.len() < colours {
-            self.colours.push(vec![0; self.words]);
-        }
-    }
-
-    /// The bitset of colour `c` (for which there is room).
-    fn colour(&mut self, c: u32) -> &mut [u64] {
-        &mut self.colours[c as usize]
     }
 }
 
@@ -426,6 +344,34 @@ mod tests {
                     "all-to-all {round}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn long_paths_and_wide_resource_indices_colour_as_the_reference_does() {
+        // Paths of up to 9 resources (entries read one by one, not in fixed chunks), and the
+        // same traffics spread over 70,000 resources (other resources kept in 32 bits).
+        let mut rng = Rng(77);
+        for round in 0..60u64 {
+            let (paths, slots) = random_traffic(&mut rng, 200, 40, 1 + round % 3, 9, false);
+            assert_eq!(
+                dsatur(&paths, 40, &slots).unwrap(),
+                reference_dsatur(&paths, 40, &slots),
+                "round {round}"
+            );
+            let spread: Vec<Vec<u32>> = paths
+                .iter()
+                .map(|p| p.iter().map(|&r| r * 1733 + 5).collect())
+                .collect();
+            let mut wide_slots = vec![1; 70_000];
+            for (r, &k) in slots.iter().enumerate() {
+                wide_slots[r * 1733 + 5] = k;
+            }
+            assert_eq!(
+                dsatur(&spread, 70_000, &wide_slots).unwrap(),
+                reference_dsatur(&spread, 70_000, &wide_slots),
+                "spread round {round}"
+            );
         }
     }
 

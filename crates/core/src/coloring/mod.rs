@@ -23,6 +23,7 @@
 mod degrees;
 mod dsatur;
 mod first_fit;
+mod members;
 mod queue;
 #[cfg(test)]
 mod reference;
