@@ -3,6 +3,7 @@
 //! transfer, transfers of each resource) they and DSatur's cliques are built on.
 
 use super::dsatur::Clock;
+use super::members::Members;
 
 /// Resource lists indexed both ways: the distinct resources of each transfer (a resource listed
 /// twice in a path once), and the transfers of each resource in increasing order.
@@ -68,11 +69,15 @@ impl Incidence {
 /// them. Of two orders of the resources in the paths, the trie takes the one that costs it
 /// fewer transfers to read: most used first (the resources shared by many paths, as the links
 /// between two switches of a small network), or the order of the resources' indices (which
-/// follows the network's structure where every resource is about as used, as in a fat tree). A
-/// transfer is marked with the trie node that counted it, and is in the union at a node while
-/// that node is on the way down to it.
+/// follows the network's structure where every resource is about as used, as in a fat tree).
+/// The transfers a node adds to the union are those of its resource that cross none of the
+/// resources above it, read from DSatur's `members` (each transfer beside its other resources,
+/// streamed against a mark per resource, a group whose key is marked passed over whole):
+/// before, a mark per transfer, a cache miss per transfer read (at a million transfers on a
+/// fat tree, DSatur 13.9 s -> 12.6 s).
 pub(super) fn conflict_degrees(
     lists: &Incidence,
+    members: &Members,
     resources: usize,
     clock: &mut Clock,
 ) -> Option<Vec<u32>> {
@@ -91,21 +96,27 @@ pub(super) fn conflict_degrees(
     if clock.passed() {
         return None;
     }
-    count_along(lists, &trie, clock)
+    count_along(lists, members, &trie, clock)
 }
 
 /// The conflict degrees counted along `trie`; `None` if `clock` expired.
-fn count_along(lists: &Incidence, trie: &Trie, clock: &mut Clock) -> Option<Vec<u32>> {
+fn count_along(
+    lists: &Incidence,
+    members: &Members,
+    trie: &Trie,
+    clock: &mut Clock,
+) -> Option<Vec<u32>> {
     let n = lists.path_start.len() - 1;
+    let resources = lists.user_start.len() - 1;
     let (by_rank, sweep) = (&trie.by_rank, &trie.sweep);
     let key = |t: u32| trie.key(lists, t);
-    // mark[u]: (depth, node) of the trie node that counted u.
-    let mut mark = vec![(u32::MAX, 0u32); n];
-    // The way down to the current node: its resources, nodes, and the transfers counted.
+    // on_way[r]: 1 if resource r is on the way down to the current node (and the padding
+    // resource of the members' entries never).
+    let mut on_way = vec![0u64; Members::pad(resources) as usize + 1];
+    let mut scratch = Vec::new();
+    // The way down to the current node: its resources (as ranks), and the transfers counted.
     let mut down: Vec<u32> = Vec::new();
-    let mut node_at: Vec<u32> = Vec::new();
     let mut union: Vec<u32> = vec![0];
-    let mut nodes = 0u32;
     let mut degree = vec![0u32; n];
     for &v in sweep {
         if clock.expired() {
@@ -113,22 +124,17 @@ fn count_along(lists: &Incidence, trie: &Trie, clock: &mut Clock) -> Option<Vec<
         }
         let path = key(v);
         let common = path.iter().zip(&down).take_while(|(a, b)| a == b).count();
+        for &gone in &down[common..] {
+            on_way[by_rank[gone as usize] as usize] = 0;
+        }
         down.truncate(common);
-        node_at.truncate(common);
         union.truncate(common + 1);
         for depth in common..path.len() {
-            let node = nodes;
-            nodes += 1;
+            let r = by_rank[path[depth] as usize];
+            // The transfers of r not counted yet: those that cross no resource above it.
+            let added = members.unmarked(r, &on_way, &mut scratch);
             down.push(path[depth]);
-            node_at.push(node);
-            let mut added = 0;
-            for &u in lists.users(by_rank[path[depth] as usize] as usize) {
-                let (d, m) = mark[u as usize];
-                if node_at.get(d as usize) != Some(&m) {
-                    mark[u as usize] = (depth as u32, node);
-                    added += 1;
-                }
-            }
+            on_way[r as usize] = 1;
             union.push(union[depth] + added);
         }
         // The union holds v itself unless its path is empty.
@@ -213,17 +219,18 @@ mod tests {
             let never = crate::interrupt::Interrupt::never();
             let mut clock = Clock::new(None, &never);
             let lists = Incidence::new(paths.iter().map(|p| &p[..]), resources);
+            let members = Members::new(&lists);
             // Along either trie, whichever is chosen.
             for by_rank in [(0..resources as u32).collect(), (0..resources as u32).rev().collect()] {
                 let trie = Trie::new(&lists, by_rank);
                 assert_eq!(
-                    count_along(&lists, &trie, &mut clock).as_ref(),
+                    count_along(&lists, &members, &trie, &mut clock).as_ref(),
                     Some(&expected),
                     "{paths:?}"
                 );
             }
             assert_eq!(
-                conflict_degrees(&lists, resources, &mut clock),
+                conflict_degrees(&lists, &members, resources, &mut clock),
                 Some(expected),
                 "{paths:?}"
             );

@@ -66,12 +66,12 @@ pub fn dsatur_until(
     if clock.passed() {
         return clock.gave_up();
     }
-    let Some(degree) = conflict_degrees(&lists, resources, clock) else {
+    let mut members = Members::new(&lists);
+    let Some(degree) = conflict_degrees(&lists, &members, resources, clock) else {
         return clock.gave_up();
     };
     let mut queue = MaxTree::new(&tie_break(&degree, &local));
     drop(degree);
-    let mut members = Members::new(&lists);
     // One more resource: the padding of the members' entries, full in no colour.
     let mut full = FullColours::new(Members::pad(resources) as usize + 1);
     let mut frames: Vec<Vec<u32>> = Vec::new();

@@ -180,6 +180,20 @@ impl Members {
         };
         newly.truncate(found);
     }
+
+    /// How many transfers of resource `r` have none of their other resources marked (bit 0 of
+    /// `marked[o]` for resource `o`), all of them uncoloured (before any is coloured); `scratch`
+    /// is written over.
+    pub(super) fn unmarked(&self, r: u32, marked: &[u64], scratch: &mut Vec<u32>) -> u32 {
+        let r = r as usize;
+        let groups = &self.groups[self.group_start[r]..self.group_start[r + 1]];
+        scratch.clear();
+        scratch.resize(self.len[r] as usize, 0);
+        (match &self.others {
+            Others::Narrow(others) => gather(groups, &self.transfer, others, marked, 0, scratch),
+            Others::Wide(others) => gather(groups, &self.transfer, others, marked, 0, scratch),
+        }) as u32
+    }
 }
 
 /// Cut the groups down to their transfers in `queue`: the entries left in all.
