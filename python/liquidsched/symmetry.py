@@ -275,10 +275,12 @@ def resource_permutation(net: Network, mapping: NodeMap) -> list[int] | None:
     return perm
 
 
-def with_resource_images(net: Network, structure: OrbitStructure) -> OrbitStructure | None:
+def with_resource_images(net: Network, structure: OrbitStructure,
+                         images: np.ndarray | None = None) -> OrbitStructure | None:
     """``structure`` (the translations of ``net``'s torus) with the image of every resource under
-    every translation, or None when one does not map the network onto itself."""
-    images = translation_resource_images(net)
+    every translation (``images`` when the caller has them, :func:`translation_resource_images`
+    otherwise), or None when one does not map the network onto itself."""
+    images = translation_resource_images(net) if images is None else images
     return None if images is None else replace(structure, resource_images=images.reshape(-1).tolist())
 
 
@@ -345,13 +347,17 @@ def translation_resource_images(net: Network) -> np.ndarray | None:
     return images
 
 
-def symmetry_candidates(net: Network, order_divides: int) -> Iterator[list[list[int]]]:
+def symmetry_candidates(net: Network, order_divides: int,
+                        images: np.ndarray | None = None) -> Iterator[list[list[int]]]:
     """Groups of ``net``'s symmetry as resource permutations, largest first, keeping only those
-    whose order divides ``order_divides`` (the frames a schedule should have)."""
+    whose order divides ``order_divides`` (the frames a schedule should have); on a torus, taken
+    from its translations' ``images`` (:func:`translation_resource_images`, computed when
+    None)."""
     symmetry = getattr(net, "symmetry", None)
     if symmetry is None or order_divides <= 0:
         return
-    images = translation_resource_images(net) if getattr(symmetry, "wrap", False) else None
+    if images is None and getattr(symmetry, "wrap", False):
+        images = translation_resource_images(net)
     if images is not None:
         # A torus: the rows of its translations' resource images, computed for all at once.
         radix = [math.prod(symmetry.dims[:a]) for a in range(len(symmetry.dims))]

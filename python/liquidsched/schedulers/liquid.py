@@ -11,16 +11,21 @@ lower bound and the gap.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from .. import _core
 from ..bounds import compute_bound
 from ..errors import InputError
 from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
-from ..symmetry import symmetry_candidates, with_resource_images
+from ..symmetry import symmetry_candidates, translation_resource_images, with_resource_images
 from ..traffic import Traffic
+from .at_the_bound import info_at_the_bound
 from .baselines import round_robin
 from .torus_design import design_shape, torus_design
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Search-space reductions of paper 000 that can be switched off (all on by default), plus those
 #: of liquidsched: ``memo`` (sub-traffics known to have no schedule), ``guided`` (branching
@@ -35,25 +40,26 @@ def check_budget(value: float | int | None, name: str) -> None:
         raise InputError(f"{name} must be a non-negative number, got {value!r}")
 
 
-def symmetry_group(net: Network, frame_bound: int) -> list[list[int]]:
+def symmetry_group(net: Network, frame_bound: int, images: np.ndarray | None = None) -> list[list[int]]:
     """The largest group of ``net``'s symmetry (:mod:`liquidsched.symmetry`) whose order divides
-    the frame bound, as resource permutations; empty when there is none."""
+    the frame bound, as resource permutations (on a torus, rows of its translations' resource
+    ``images``, computed when None); empty when there is none."""
     if getattr(net, "symmetry", None) is None:
         return []
-    return next(iter(symmetry_candidates(net, frame_bound)), [])
+    return next(iter(symmetry_candidates(net, frame_bound, images)), [])
 
 
-def orbit_structure(net: Network, traffic: Traffic) -> tuple | None:
+def orbit_structure(net: Network, traffic: Traffic, images: np.ndarray | None = None) -> tuple | None:
     """The translations of a torus acting on ``traffic`` as the core's orbit cover takes them
     (:meth:`liquidsched.symmetry.LatticeSymmetry.translation_orbits`, with the resources'
-    images); None where there are none."""
+    ``images``, computed when None); None where there are none."""
     orbits = getattr(getattr(net, "symmetry", None), "translation_orbits", None)
     if orbits is None:
         return None
     structure = orbits([(t.src, t.dst) for t in traffic.transfers])
     if structure is None:
         return None
-    structure = with_resource_images(net, structure)
+    structure = with_resource_images(net, structure, images)
     return None if structure is None else structure.as_core()
 
 
@@ -120,18 +126,21 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     # the symmetric search (which find none there either) leave the rest to the plain search.
     use_symmetry = symmetric
     if symmetric and design_shape(net, traffic) is not None:
-        designed = torus_design(net, traffic, _design_budget(time_limit, started))
+        designed = torus_design(net, traffic, _design_budget(time_limit, started), frame_bound)
         if designed is not None:
             return designed
         use_symmetry = False
     paths = traffic.resource_lists(net)
-    orbits = orbit_structure(net, traffic) if use_symmetry else None
+    # A torus's translations' resource images serve both the orbit cover and the symmetric search.
+    on_torus = use_symmetry and getattr(getattr(net, "symmetry", None), "wrap", False)
+    images = translation_resource_images(net) if on_torus else None
+    orbits = orbit_structure(net, traffic, images) if use_symmetry else None
     if time_limit is not None:
         # The budget covers the whole call, the conversion of the traffic included.
         time_limit = max(0.0, time_limit - (time.perf_counter() - started))
     raw = _core.liquid_schedule(paths, len(net.resources), slots=net.resource_slots, time_limit=time_limit,
                                 node_limit=None if node_limit is None else int(node_limit),
-                                optimize=optimize, symmetry=symmetry_group(net, frame_bound) if use_symmetry else (),
+                                optimize=optimize, symmetry=symmetry_group(net, frame_bound, images) if use_symmetry else (),
                                 orbits=orbits,
                                 memo_bytes=None if memo_limit is None else int(memo_limit), **reductions)
     parameters: dict = {"optimize": optimize, **reductions}
@@ -184,9 +193,5 @@ def _shifts_at_the_bound(net: Network, traffic: Traffic, frame_bound: int, optim
     shifted = round_robin(net, traffic)
     if shifted.length != frame_bound:
         return None
-    shifted.info = ScheduleInfo(
-        "liquid", parameters={"optimize": optimize}, lower_bound=frame_bound, optimal=True,
-        stats={"nodes_explored": 0, "frames_tried": 0, "memo_hits": 0, "restarts": 0, "memory_bytes": 0,
-               "memo_limit_bytes": 0, "symmetry_order": 1, "proven_lower_bound": frame_bound, "gap": 0, "stopped_by": None,
-               "source": "round-robin"})
+    shifted.info = info_at_the_bound(frame_bound, "round-robin", {"optimize": optimize})
     return shifted

@@ -44,8 +44,9 @@ from typing import Any
 from ..bounds import compute_bound
 from ..interrupt import solve_cpsat
 from ..network import Network
-from ..schedule import Schedule, ScheduleInfo
+from ..schedule import Schedule
 from ..traffic import Traffic
+from .at_the_bound import info_at_the_bound
 
 #: The largest side of a square torus whose design search is tried (it took 56 s at 16; the
 #: structured model had no answer in 260 s at 18).
@@ -303,10 +304,12 @@ def design_frames(net: Network, traffic: Traffic, time_limit: float | None) -> l
         return None
 
 
-def torus_design(net: Network, traffic: Traffic, time_limit: float | None = None) -> Schedule | None:
+def torus_design(net: Network, traffic: Traffic, time_limit: float | None = None,
+                 frame_bound: int | None = None) -> Schedule | None:
     """A liquid schedule of a square torus's all-to-all by :func:`design_frames`, checked by the
     validator and the frame bound (its ``info.stats["source"]`` is ``"torus design"``); None
     when no design applies, none is found in ``time_limit`` seconds, or the frames do not pass.
+    ``frame_bound``: the traffic's, when the caller has it already (computed otherwise).
 
     Examples
     --------
@@ -322,14 +325,10 @@ def torus_design(net: Network, traffic: Traffic, time_limit: float | None = None
     frames = design_frames(net, traffic, time_limit)
     if frames is None:
         return None
-    bound = compute_bound(net, traffic).frame_lower_bound
+    bound = compute_bound(net, traffic).frame_lower_bound if frame_bound is None else frame_bound
     if len(frames) != bound:
         return None
     parameters = {} if time_limit is None else {"time_limit": time_limit}
-    info = ScheduleInfo("liquid", parameters=parameters, lower_bound=bound, optimal=True,
-                        stats={"nodes_explored": 0, "frames_tried": 0, "memo_hits": 0, "restarts": 0,
-                               "memory_bytes": 0, "memo_limit_bytes": 0, "symmetry_order": len(net.hosts()),
-                               "proven_lower_bound": bound, "gap": 0, "stopped_by": None,
-                               "source": "torus design"})
+    info = info_at_the_bound(bound, "torus design", parameters, symmetry_order=len(net.hosts()))
     schedule = Schedule.from_indices(net, traffic, frames, info)
     return schedule if not validate(schedule) else None
