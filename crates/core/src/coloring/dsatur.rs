@@ -78,6 +78,7 @@ pub fn dsatur_until(
     // in_colour[r][c]: transfers of colour c on resource r (kept for resources with slots only).
     let mut in_colour: Vec<Vec<u32>> = vec![Vec::new(); resources];
     let mut newly: Vec<u32> = Vec::new();
+    let with_slots = slots.iter().any(|&k| k > 1);
     for _ in 0..n {
         if clock.expired() {
             return clock.gave_up();
@@ -92,7 +93,14 @@ pub fn dsatur_until(
             full.make_room(frames.len());
         }
         frames[c as usize].push(local[v]);
-        for &r in &paths[local[v] as usize] {
+        // A resource listed twice fills twice as fast where it has slots; without slots the
+        // distinct resources, at hand in the incidence lists, do the same.
+        let walk = if with_slots {
+            &paths[local[v] as usize][..]
+        } else {
+            path
+        };
+        for &r in walk {
             let k = slots[r as usize];
             if k > 1 {
                 let counts = &mut in_colour[r as usize];
