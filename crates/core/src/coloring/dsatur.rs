@@ -182,6 +182,12 @@ impl<'i> Clock<'i> {
         }
     }
 
+    /// A clock of the same deadline and interrupt for another thread (whose interrupt sees the
+    /// user's request through the flag the calling thread sets).
+    pub(super) fn fork(&self) -> Clock<'i> {
+        Clock::new(self.deadline, self.interrupt)
+    }
+
     /// True if the clock, read now, is past the deadline or the interrupt fired (between the
     /// phases of the work).
     pub(super) fn passed(&self) -> bool {

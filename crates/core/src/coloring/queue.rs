@@ -113,7 +113,11 @@ impl MaxTree {
     pub(super) fn remove(&mut self, leaf: usize) {
         self.leaf[leaf] = 0;
         let first = leaf / WIDE * WIDE;
-        let mut key = self.leaf[first..first + WIDE].iter().copied().max().unwrap_or(0);
+        let mut key = self.leaf[first..first + WIDE]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0);
         let mut i = leaf / WIDE;
         for l in 0..self.levels() {
             let at = self.start[l] + i;
