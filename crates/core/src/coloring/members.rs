@@ -26,11 +26,18 @@ use super::queue::MaxTree;
 /// at a million transfers 15.1 s -> 13.6 s, alternating runs). On a fat tree the transfers of a
 /// host's down link also cross the links above it, which the same vertex fills, so a third of
 /// the visits go (2.8 G down to 2.0 G at a million transfers).
+///
+/// Why two keys: a group is cut again by the other resource most of its transfers cross (its
+/// second key), so that a group is passed over when either key is full. Only keys that
+/// [`KEYED`] transfers or more cross are taken: the groups under them are worth the check,
+/// and smaller groups cost more to go through one by one than their visits (DSatur at a
+/// million transfers on fat-tree:k=16, alternating runs: one key 10.0-10.9 s, two keys
+/// 10.1-10.5 s, two keys of 32 transfers or more 8.2-9.0 s; three keys, any size, 15 s).
 pub(super) struct Members {
     /// The transfer of each entry; the entries of a group are consecutive, in increasing order
     /// of transfer (near each other in memory).
     transfer: Vec<u32>,
-    /// The other resources of each entry but its group's key, as many for the entries of a
+    /// The other resources of each entry but its group's keys, as many for the entries of a
     /// group (the shorter padded with [`Members::pad`]).
     others: Others,
     /// Groups of resource `r`: `groups[group_start[r]..group_start[r + 1]]`.
@@ -47,19 +54,23 @@ enum Others {
     Wide(Vec<u32>),
 }
 
-/// Entries `start..start + len` of a resource, of transfers all crossing resource `key` too
-/// ([`NO_KEY`]: those that share no other resource with another transfer of the list); their
-/// other resources but the key from `others` on, `width` for each.
+/// Entries `start..start + len` of a resource, of transfers all crossing both resources of
+/// `keys` too ([`Members::pad`] for a key that none of them shares with enough others); their
+/// other resources but the keys from `others` on, `width` for each.
 struct Group {
-    key: u32,
+    keys: [u32; 2],
     len: u32,
     width: u32,
     start: usize,
     others: usize,
 }
 
-/// The key of the group of transfers that share no other resource.
+/// The key of the group of transfers that share no other resource with [`KEYED`] others.
 const NO_KEY: u32 = u32::MAX;
+
+/// The fewest transfers of a list (or of a group, for its second key) that cross a resource
+/// for it to be a key.
+const KEYED: u32 = 32;
 
 impl Members {
     /// The padding resource among `resources` resources: one past the last, which the caller
@@ -76,54 +87,43 @@ impl Members {
         let mut groups = Vec::new();
         let mut group_start = Vec::with_capacity(resources + 1);
         group_start.push(0);
-        // count[o]: transfers of the resource at hand that cross `o` (0 between resources).
+        // count[o]: transfers of the entries at hand that cross `o` (0 between them).
         let mut count = vec![0u32; resources];
         let mut keyed: Vec<(u32, u32)> = Vec::new();
+        let mut subkeyed: Vec<(u32, u32)> = Vec::new();
         for r in 0..resources {
-            let users = lists.users(r);
-            for &u in users {
-                for &o in lists.path(u as usize) {
-                    count[o as usize] += 1;
-                }
-            }
+            let r32 = r as u32;
             keyed.clear();
-            keyed.extend(users.iter().map(|&u| {
-                // The most crossed other resource, the lowest of equals; none if no other
-                // transfer here crosses it.
-                let best = lists
-                    .path(u as usize)
-                    .iter()
-                    .filter(|&&o| o as usize != r && count[o as usize] > 1)
-                    .max_by_key(|&&o| (count[o as usize], std::cmp::Reverse(o)));
-                (best.copied().unwrap_or(NO_KEY), u)
-            }));
-            for &u in users {
-                for &o in lists.path(u as usize) {
-                    count[o as usize] = 0;
-                }
-            }
-            keyed.sort_unstable();
+            keyed.extend(lists.users(r).iter().map(|&u| (NO_KEY, u)));
+            by_most_crossed(lists, &mut keyed, &[r32], &mut count);
             for run in keyed.chunk_by(|a, b| a.0 == b.0) {
                 let key = run[0].0;
-                let mine = |u: u32| {
-                    let path = lists.path(u as usize).iter().copied();
-                    path.filter(move |&o| o as usize != r && o != key)
-                };
-                // At least one, so that entries are never empty.
-                let width = run.iter().map(|&(_, u)| mine(u).count()).max().unwrap_or(0);
-                let width = width.max(1);
-                groups.push(Group {
-                    key,
-                    len: run.len() as u32,
-                    width: width as u32,
-                    start: transfer.len(),
-                    others: others.len(),
-                });
-                for &(_, u) in run {
-                    transfer.push(u);
-                    let before = others.len();
-                    others.extend(mine(u));
-                    others.resize(before + width, pad);
+                subkeyed.clear();
+                subkeyed.extend(run.iter().map(|&(_, u)| (NO_KEY, u)));
+                by_most_crossed(lists, &mut subkeyed, &[r32, key], &mut count);
+                for sub in subkeyed.chunk_by(|a, b| a.0 == b.0) {
+                    let subkey = sub[0].0;
+                    let mine = |u: u32| {
+                        let path = lists.path(u as usize).iter().copied();
+                        path.filter(move |&o| o != r32 && o != key && o != subkey)
+                    };
+                    // At least one, so that entries are never empty.
+                    let width = sub.iter().map(|&(_, u)| mine(u).count()).max().unwrap_or(0);
+                    let width = width.max(1);
+                    let keep = |k: u32| if k == NO_KEY { pad } else { k };
+                    groups.push(Group {
+                        keys: [keep(key), keep(subkey)],
+                        len: sub.len() as u32,
+                        width: width as u32,
+                        start: transfer.len(),
+                        others: others.len(),
+                    });
+                    for &(_, u) in sub {
+                        transfer.push(u);
+                        let before = others.len();
+                        others.extend(mine(u));
+                        others.resize(before + width, pad);
+                    }
                 }
             }
             group_start.push(groups.len());
@@ -196,6 +196,32 @@ impl Members {
     }
 }
 
+/// Key each entry `(_, u)` with the resource of `u`'s path most crossed by the entries' paths
+/// (the lowest of equals, none of `but`; [`NO_KEY`] where fewer than [`KEYED`] entries cross
+/// each of the others), and sort them by key, then transfer. `count` is all zeros, and left
+/// so.
+fn by_most_crossed(lists: &Incidence, entries: &mut [(u32, u32)], but: &[u32], count: &mut [u32]) {
+    for &(_, u) in entries.iter() {
+        for &o in lists.path(u as usize) {
+            count[o as usize] += 1;
+        }
+    }
+    for (key, u) in entries.iter_mut() {
+        let best = lists
+            .path(*u as usize)
+            .iter()
+            .filter(|&&o| !but.contains(&o) && count[o as usize] >= KEYED)
+            .max_by_key(|&&o| (count[o as usize], std::cmp::Reverse(o)));
+        *key = best.copied().unwrap_or(NO_KEY);
+    }
+    for &(_, u) in entries.iter() {
+        for &o in lists.path(u as usize) {
+            count[o as usize] = 0;
+        }
+    }
+    entries.sort_unstable();
+}
+
 /// Cut the groups down to their transfers in `queue`: the entries left in all.
 fn compact<O: Copy>(
     groups: &mut [Group],
@@ -222,8 +248,8 @@ fn compact<O: Copy>(
 }
 
 /// Write into `newly` (as long as the groups' entries) the transfers of the groups none of
-/// whose other resources has bit `bit` set in `column`, passing over the groups whose key has
-/// it: how many. Entries of up to 6 other resources (paths of up to 7, as on fat trees, tori
+/// whose other resources has bit `bit` set in `column`, passing over the groups of which a key
+/// has it: how many. Entries of up to 6 other resources (paths of up to 7, as on fat trees, tori
 /// and most networks) are read in fixed-size chunks (loops unrolled: 15.1 s -> 13.8 s at a million
 /// transfers on a fat tree), longer ones one by one.
 fn gather<O: Copy + Into<u32>>(
@@ -237,8 +263,9 @@ fn gather<O: Copy + Into<u32>>(
     let mut found = 0;
     for g in groups {
         let w = g.width as usize;
-        // The group's transfers cross `key`, full in the colour already: all blocked already.
-        if g.key != NO_KEY && (column[g.key as usize] >> bit) & 1 != 0 {
+        // The group's transfers cross its keys: if one is full in the colour already, all are
+        // blocked already.
+        if ((column[g.keys[0] as usize] | column[g.keys[1] as usize]) >> bit) & 1 != 0 {
             continue;
         }
         let transfer = &transfer[g.start..g.start + g.len as usize];
@@ -285,4 +312,65 @@ fn gather_fixed<O: Copy + Into<u32>, const W: usize>(
         found += ((!full >> bit) & 1) as usize;
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Rng;
+
+    /// Paths through a common resource 0, a first level of 4 resources and a second of 16
+    /// below them, as a tree's links are: lists long enough for both keys.
+    fn tree_paths(rng: &mut Rng, n: usize) -> (Vec<Vec<u32>>, usize) {
+        let extra = 40;
+        let paths = (0..n)
+            .map(|t| {
+                let mut p = vec![0, 1 + (t % 4) as u32, 5 + (t % 16) as u32];
+                p.push(21 + rng.below(extra) as u32);
+                if rng.below(3) == 0 {
+                    p.push(21 + rng.below(extra) as u32);
+                }
+                p.sort_unstable();
+                p.dedup();
+                p
+            })
+            .collect();
+        (paths, 21 + extra as usize)
+    }
+
+    #[test]
+    fn pushes_find_the_transfers_none_of_whose_other_resources_is_full() {
+        let mut rng = Rng(77);
+        let (paths, resources) = tree_paths(&mut rng, 700);
+        let lists = Incidence::new(paths.iter().map(|p| &p[..]), resources);
+        let mut members = Members::new(&lists);
+        let pad = Members::pad(resources);
+        let of_0 = &members.groups[members.group_start[0]..members.group_start[1]];
+        assert!(of_0.iter().any(|g| g.keys[0] != pad && g.keys[1] != pad));
+        let queue = MaxTree::new(&(0..paths.len() as u32).collect::<Vec<_>>());
+        let mut newly = Vec::new();
+        for round in 0..200 {
+            // A random set of full resources (bit `bit` of their words), the keys among them.
+            let bit = round % 64;
+            let mut column = vec![0u64; pad as usize + 1];
+            let full = rng.below(30);
+            for _ in 0..full {
+                column[rng.below(resources as u64) as usize] |= 1 << bit;
+            }
+            for r in 0..resources as u32 {
+                members.newly_blocked(r, &column, bit, &queue, &mut newly);
+                newly.sort_unstable();
+                let expected: Vec<u32> = lists
+                    .users(r as usize)
+                    .iter()
+                    .copied()
+                    .filter(|&u| {
+                        let others = lists.path(u as usize).iter().filter(|&&o| o != r);
+                        others.copied().all(|o| (column[o as usize] >> bit) & 1 == 0)
+                    })
+                    .collect();
+                assert_eq!(newly, expected, "resource {r}, round {round}");
+            }
+        }
+    }
 }
