@@ -366,7 +366,9 @@ mod tests {
                     .copied()
                     .filter(|&u| {
                         let others = lists.path(u as usize).iter().filter(|&&o| o != r);
-                        others.copied().all(|o| (column[o as usize] >> bit) & 1 == 0)
+                        others
+                            .copied()
+                            .all(|o| (column[o as usize] >> bit) & 1 == 0)
                     })
                     .collect();
                 assert_eq!(newly, expected, "resource {r}, round {round}");
