@@ -155,8 +155,85 @@ impl PyTransferRoutes {
     }
 }
 
+/// The columns of a traffic's transfers for its JSON text: `(src, dst, sizes, occurrence)`
+/// from little-endian bytes (u32, u32, i64, u32; `occurrence` may be empty).
+fn transfer_columns(
+    py: Python<'_>,
+    src: &[u8],
+    dst: &[u8],
+    sizes: &[u8],
+    occurrence: &[u8],
+) -> PyResult<(Vec<u32>, Vec<u32>, Vec<i64>, Vec<u32>)> {
+    Ok((
+        u32_column(py, src, "src")?,
+        u32_column(py, dst, "dst")?,
+        i64_column(py, sizes, "sizes")?,
+        u32_column(py, occurrence, "occurrence")?,
+    ))
+}
+
+/// The JSON text of a traffic's list of transfers, `level` levels deep, `per_line` a line
+/// (`hosts`: each host's name encoded as a JSON string).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn transfers_json(
+    py: Python<'_>,
+    hosts: Vec<String>,
+    src: &[u8],
+    dst: &[u8],
+    sizes: &[u8],
+    occurrence: &[u8],
+    per_line: usize,
+    level: usize,
+) -> PyResult<String> {
+    let (src, dst, sizes, occurrence) = transfer_columns(py, src, dst, sizes, occurrence)?;
+    let text = traffic::TransferText {
+        hosts: &hosts,
+        src: &src,
+        dst: &dst,
+        sizes: &sizes,
+        occurrence: &occurrence,
+    };
+    py.detach(|| traffic::transfers_json(&text, per_line, level))
+        .map_err(|e| to_py_err(py, e))
+}
+
+/// The JSON text of a schedule's list of frames of whole transfers, `level` levels deep:
+/// frame `f` is transfers `order[starts[f]:starts[f + 1]]` (u32 and u64 bytes).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn frames_json(
+    py: Python<'_>,
+    hosts: Vec<String>,
+    src: &[u8],
+    dst: &[u8],
+    sizes: &[u8],
+    occurrence: &[u8],
+    order: &[u8],
+    starts: &[u8],
+    per_line: usize,
+    level: usize,
+) -> PyResult<String> {
+    let (src, dst, sizes, occurrence) = transfer_columns(py, src, dst, sizes, occurrence)?;
+    let (order, starts) = (
+        u32_column(py, order, "order")?,
+        u64_column(py, starts, "starts")?,
+    );
+    let text = traffic::TransferText {
+        hosts: &hosts,
+        src: &src,
+        dst: &dst,
+        sizes: &sizes,
+        occurrence: &occurrence,
+    };
+    py.detach(|| traffic::frames_json(&text, &order, &starts, per_line, level))
+        .map_err(|e| to_py_err(py, e))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_plain_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(transfers_json, m)?)?;
+    m.add_function(wrap_pyfunction!(frames_json, m)?)?;
     m.add_class::<PyTransferRoutes>()?;
     Ok(())
 }

@@ -4,12 +4,16 @@ the same; DSatur on the routes as columns colours as DSatur on the transfers' pa
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from liquidsched import _core
 from liquidsched.io.files import dump_document
+from liquidsched.io.topology import topology_from_dict, topology_to_dict
 from liquidsched.schedule import Schedule, ScheduleInfo
 from liquidsched.schedulers import plan
 from liquidsched.topologies import two_switch
@@ -21,6 +25,14 @@ from .strategies import networks, traffics
 from .test_scale import forwarding_networks, mixed_networks, uneven_traffics
 
 any_network = st.one_of(networks(max_switches=5, max_hosts=8), mixed_networks(), forwarding_networks())
+
+
+def hosts_renamed(net, names):
+    """``net`` with the hosts of ``names`` renamed to its values."""
+    text = json.dumps(topology_to_dict(net))
+    for old, new in names.items():
+        text = text.replace(json.dumps(old), json.dumps(new))
+    return topology_from_dict(json.loads(text))
 
 
 def both_forms(net, traffic, frame_of):
@@ -53,14 +65,18 @@ def test_a_schedule_as_a_column_is_checked_and_timed_as_its_lists_are(data, net)
     assert column.frame_columns is None
 
 
-def test_a_large_schedule_file_written_from_its_encoded_pieces_is_the_file_of_its_dicts(tmp_path, monkeypatch):
+@pytest.mark.parametrize("huge", [False, True])
+def test_a_large_schedule_file_written_from_its_encoded_pieces_is_the_file_of_its_dicts(tmp_path, monkeypatch, huge):
     # Written compact as from 100 transfers; frames and traffic of more than a line of items,
-    # repeated pairs (numbered names), a size beyond int64 (sizes held as objects).
+    # repeated pairs (numbered names), host names JSON escapes; int64 sizes (the core writes
+    # the text) or a size beyond int64 (sizes held as objects, Python writes it).
     monkeypatch.setattr("liquidsched.schedule.COMPACT_TRANSFERS", 100)
-    net = two_switch()
+    net = hosts_renamed(two_switch(), {"t1": 'hé"1', "r2": "h\\\\r2"})
     hosts = net.hosts()
-    transfers = [Transfer(hosts[i % 5], hosts[5 + i % 3], 1 + i) for i in range(340)] + [Transfer(hosts[0], hosts[6], 2**70)]
+    transfers = [Transfer(hosts[i % 5], hosts[5 + i % 3], 1 + i) for i in range(340)]
+    transfers += [Transfer(hosts[0], hosts[6], 2**70 if huge else 2**62)]
     traffic = Traffic(transfers, "large")
+    assert (traffic.json_columns() is None) == huge
     frame_of = np.arange(len(traffic)) % 2
     frame_of[:3] = 2
     column, lists = both_forms(net, traffic, frame_of)

@@ -22,7 +22,9 @@ import numpy as np
 from .bounds import Bound, SlotTimes, compute_bound, slot_times
 from .errors import ScheduleFormatError
 from .io.fields import Fields, read_count, read_id, read_list, read_mapping, read_number, read_str
-from .io.files import EncodedItems, encoded_numbers, encoded_strings, read_document, write_document, writes_json
+from . import _core
+from .io.files import (EncodedItems, EncodedList, encoded_numbers, encoded_strings, read_document, write_document,
+                       writes_json)
 from .io.topology import topology_from_dict, topology_to_dict
 from .network import Network
 from .relay import Relay
@@ -336,8 +338,15 @@ class Schedule:
         order, starts = self._columns.order.tolist(), self._columns.starts.tolist()
         return [[{"transfer": names[i], "bytes": sizes[i]} for i in order[a:b]] for a, b in zip(starts, starts[1:])]
 
-    def _encoded_frames(self) -> list[EncodedItems]:
-        """:meth:`_frame_dicts` of a schedule made as a column, its pieces encoded already."""
+    def _encoded_frames(self) -> EncodedList | list[EncodedItems]:
+        """:meth:`_frame_dicts` of a schedule made as a column, its pieces encoded already: the
+        frames' text written by the core (one frame a line, each frame's pieces as a list one
+        level deeper), or else each frame's pieces encoded by Python."""
+        columns = self.traffic.json_columns()
+        if columns is not None:
+            order = self._columns.order.astype("<u4").tobytes()
+            starts = self._columns.starts.astype("<u8").tobytes()
+            return EncodedList(lambda level, per_line: _core.frames_json(*columns, order, starts, per_line, level))
         sizes = np.asarray(self.traffic.sizes)
         sizes = encoded_numbers(sizes if sizes.dtype != object else sizes.tolist())
         pieces = [f'{{"transfer": {n}, "bytes": {z}}}' for n, z in zip(encoded_strings(self.traffic.names), sizes)]

@@ -19,7 +19,8 @@ import numpy as np
 
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
-from .io.files import EncodedItems, encoded_numbers, encoded_strings, read_document
+from . import _core
+from .io.files import EncodedItems, EncodedList, encoded_numbers, encoded_strings, read_document
 from .io.traffic_csv import host_table, read_transfer_table
 from .matrices import SPEC_FIELDS as MATRIX_FIELDS
 from .moe import SPEC_FIELDS as MOE_FIELDS
@@ -282,9 +283,30 @@ class Traffic:
                 "transfers": [{"src": hosts[s], "dst": hosts[d], "size_bytes": z}
                               for s, d, z in zip(self._src.tolist(), self._dst.tolist(), sizes)]}
 
+    def json_columns(self) -> tuple[list[str], bytes, bytes, bytes, bytes] | None:
+        """What the core writes the transfers' JSON text from (``_core.transfers_json``): the
+        hosts' names encoded as JSON strings, and the senders, receivers, sizes and each
+        transfer's rank among the repeats of its pair as little-endian columns; None where a
+        size is not a 64-bit integer."""
+        if self._sizes.dtype != np.int64:
+            return None
+        columns = self.derived.get("json_columns")
+        if columns is None:
+            occurrence = _occurrences(self._src, self._dst, len(self.host_table))
+            repeats = b"" if len(occurrence) == 0 or occurrence.max() == 1 else occurrence.astype("<u4").tobytes()
+            columns = self.derived["json_columns"] = (
+                encoded_strings(self.host_table), self._src.astype("<u4").tobytes(),
+                self._dst.astype("<u4").tobytes(), self._sizes.astype("<i8").tobytes(), repeats)
+        return columns
+
     def encoded_dict(self) -> dict[str, Any]:
-        """:meth:`to_dict` with the transfers encoded already (:class:`EncodedItems`), for a
-        compact JSON document: no dict is made per transfer."""
+        """:meth:`to_dict` with the transfers encoded already, for a compact JSON document: no
+        dict is made per transfer (the core writes their text, :class:`EncodedList`, or else
+        Python, :class:`EncodedItems`)."""
+        columns = self.json_columns()
+        if columns is not None:
+            return {"name": self.name, "transfers": EncodedList(
+                lambda level, per_line: _core.transfers_json(*columns, per_line, level))}
         hosts = encoded_strings(self.host_table)
         sizes = [_plain(z) for z in self._sizes.tolist()] if self._sizes.dtype == object else self._sizes
         return {"name": self.name,

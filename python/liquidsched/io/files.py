@@ -14,7 +14,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import yaml
 
@@ -339,6 +339,15 @@ class EncodedItems:
         return len(self.items)
 
 
+class EncodedList:
+    """A list whose JSON text is written by ``text(level, per_line)`` as a compact JSON
+    document writes a list ``level`` levels deep (see :func:`_json_indented_to`): for lists of
+    a million items that the Rust core writes from columns."""
+
+    def __init__(self, text: Callable[[int, int], str]) -> None:
+        self.text = text
+
+
 def encoded_strings(strings: Iterable[str]) -> list[str]:
     """Each of ``strings`` encoded as JSON, as :func:`json.dumps` encodes it."""
     return list(map(json.encoder.encode_basestring_ascii, strings))
@@ -347,6 +356,8 @@ def encoded_strings(strings: Iterable[str]) -> list[str]:
 def _json_indented_to(value: Any, depth: int, level: int = 0) -> str:
     """``value`` as JSON, its mappings and lists indented by two spaces down to ``depth``, and
     a list there written :data:`ITEMS_PER_LINE` items a line, each line by the C encoder."""
+    if isinstance(value, EncodedList):
+        return value.text(level, ITEMS_PER_LINE)
     if isinstance(value, EncodedItems):
         items = value.items
         if level < depth:  # never so deep in the documents written: the items as values, slowly

@@ -8,15 +8,18 @@
 //!
 //! The parts: `rows` (a CSV file of plain rows read at once), `routes` (each transfer's
 //! resources from the composed route table), `loads` (per-resource sums), `frames` (what a
-//! schedule's frames put on each resource), `steps` (round-robin's steps cut into frames).
+//! schedule's frames put on each resource), `steps` (round-robin's steps cut into frames),
+//! `json` (the JSON text of a traffic's transfers and of a schedule's frames).
 
 mod frames;
+mod json;
 mod loads;
 mod routes;
 mod rows;
 mod steps;
 
 pub use frames::{overloads, Overload};
+pub use json::{frames_json, transfers_json, TransferText};
 pub use loads::{resource_sums, ResourceSums};
 pub use routes::TransferRoutes;
 pub use rows::{read_plain_rows, TransferRows};
