@@ -119,7 +119,7 @@ pub(super) fn conflict_degrees(
 /// How many threads count the degrees of `n` transfers: those the machine runs at once (up
 /// to 4) from 65,536 transfers on, where each has work enough to pay for its start; one
 /// below. The degrees are the same whatever the number.
-fn workers(n: usize) -> usize {
+pub(super) fn workers(n: usize) -> usize {
     if n < 1 << 16 {
         return 1;
     }
@@ -127,7 +127,7 @@ fn workers(n: usize) -> usize {
 }
 
 /// What the thread of `handle` returned; its panic carried on on this thread.
-fn joined<T>(handle: thread::ScopedJoinHandle<'_, T>) -> T {
+pub(super) fn joined<T>(handle: thread::ScopedJoinHandle<'_, T>) -> T {
     handle
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
