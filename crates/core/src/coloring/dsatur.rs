@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use super::degrees::{conflict_degrees, Incidence};
 use super::members::Members;
+use super::pipeline::colour_in_two;
 use super::queue::MaxTree;
 use crate::error::{CoreError, CoreResult};
 use crate::interrupt::Interrupt;
@@ -52,13 +53,31 @@ pub fn dsatur_until(
     deadline: Option<Instant>,
     interrupt: &Interrupt,
 ) -> CoreResult<Option<Vec<Vec<u32>>>> {
+    dsatur_in(
+        paths,
+        resources,
+        slots,
+        deadline,
+        interrupt,
+        pipelined(paths.len()),
+    )
+}
+
+/// [`dsatur_until`], colouring on two threads if `two` ([`colour_in_two`]), else on one.
+fn dsatur_in(
+    paths: &[Vec<u32>],
+    resources: usize,
+    slots: &[u32],
+    deadline: Option<Instant>,
+    interrupt: &Interrupt,
+    two: bool,
+) -> CoreResult<Option<Vec<Vec<u32>>>> {
     let slots = checked_slots(slots, resources)?;
     check_paths(paths, resources)?;
     let clock = &mut Clock::new(deadline, interrupt);
     if clock.passed() {
         return clock.gave_up();
     }
-    let n = paths.len();
     // Vertices renumbered so that transfers of alike paths are neighbours: the transfers of a
     // resource, which a colour is pushed to, then lie close together in every per-vertex array.
     let local = locality_order(paths);
@@ -66,44 +85,104 @@ pub fn dsatur_until(
     if clock.passed() {
         return clock.gave_up();
     }
-    let mut members = Members::new(&lists);
+    let members = Members::new(&lists);
     let Some(degree) = conflict_degrees(&lists, &members, resources, clock) else {
         return clock.gave_up();
     };
-    let mut queue = MaxTree::new(&tie_break(&degree, &local));
+    let queue = MaxTree::new(&tie_break(&degree, &local));
     drop(degree);
-    // One more resource: the padding of the members' entries, full in no colour.
-    let mut full = FullColours::new(Members::pad(resources) as usize + 1);
-    let mut frames: Vec<Vec<u32>> = Vec::new();
-    // in_colour[r][c]: transfers of colour c on resource r (kept for resources with slots only).
-    let mut in_colour: Vec<Vec<u32>> = vec![Vec::new(); resources];
-    let mut newly: Vec<u32> = Vec::new();
-    let with_slots = slots.iter().any(|&k| k > 1);
-    for _ in 0..n {
-        if clock.expired() {
-            return clock.gave_up();
+    let painter = Painter::new(paths, &lists, &local, &slots, members);
+    let frames = if two {
+        colour_in_two(painter, queue, clock)
+    } else {
+        colour_in_one(painter, queue, clock)
+    };
+    let Some(mut frames) = frames? else {
+        return clock.gave_up();
+    };
+    for f in &mut frames {
+        f.sort_unstable();
+    }
+    Ok(Some(frames))
+}
+
+/// Whether DSatur colours `n` transfers on two threads ([`colour_in_two`]): from 65,536
+/// transfers on, where a machine runs two threads at once.
+fn pipelined(n: usize) -> bool {
+    n >= 1 << 16 && super::degrees::workers(n) >= 2
+}
+
+/// Where the transfers a colour newly blocks are written, a list per resource it fills.
+pub(super) trait Sink {
+    /// Room for a list of up to `len` transfers.
+    fn room(&mut self, len: usize) -> &mut [u32];
+    /// The first `found` of the room are the list.
+    fn publish(&mut self, found: usize);
+}
+
+/// Everything of DSatur's colouring but its queue: the colours full on each resource, the
+/// cliques, the frames. It colours the vertex the queue gives it and hands the lists of
+/// vertices whose saturation rises to a [`Sink`], so that the queue can be kept on a thread
+/// of its own.
+pub(super) struct Painter<'a> {
+    paths: &'a [Vec<u32>],
+    lists: &'a Incidence,
+    local: &'a [u32],
+    slots: &'a [u32],
+    with_slots: bool,
+    members: Members,
+    full: FullColours,
+    frames: Vec<Vec<u32>>,
+    /// in_colour[r][c]: transfers of colour c on resource r (kept for resources with slots only).
+    in_colour: Vec<Vec<u32>>,
+}
+
+impl<'a> Painter<'a> {
+    fn new(
+        paths: &'a [Vec<u32>],
+        lists: &'a Incidence,
+        local: &'a [u32],
+        slots: &'a [u32],
+        members: Members,
+    ) -> Self {
+        let resources = lists.user_start.len() - 1;
+        Painter {
+            paths,
+            lists,
+            local,
+            slots,
+            with_slots: slots.iter().any(|&k| k > 1),
+            members,
+            // One more resource: the padding of the members' entries, full in no colour.
+            full: FullColours::new(Members::pad(resources) as usize + 1),
+            frames: Vec::new(),
+            in_colour: vec![Vec::new(); resources],
         }
-        let v = queue.max_leaf();
-        queue.remove(v);
-        let path = lists.path(v);
-        members.colour(path);
-        let c = full.smallest_free(path);
-        if c as usize == frames.len() {
-            frames.push(Vec::new());
-            full.make_room(frames.len());
+    }
+
+    /// Colour vertex `v` (renumbered) with the lowest colour none of its resources is full in,
+    /// and publish to `sink` the uncoloured vertices each resource it fills newly blocks
+    /// (perhaps coloured ones too).
+    pub(super) fn colour(&mut self, v: usize, sink: &mut impl Sink) {
+        let path = self.lists.path(v);
+        self.members.colour(v, path);
+        let c = self.full.smallest_free(path);
+        if c as usize == self.frames.len() {
+            self.frames.push(Vec::new());
+            self.full.make_room(self.frames.len());
         }
-        frames[c as usize].push(local[v]);
+        self.frames[c as usize].push(self.local[v]);
         // A resource listed twice fills twice as fast where it has slots; without slots the
         // distinct resources, at hand in the incidence lists, do the same.
-        let walk = if with_slots {
-            &paths[local[v] as usize][..]
+        let walk = if self.with_slots {
+            &self.paths[self.local[v] as usize][..]
         } else {
             path
         };
         for &r in walk {
-            let k = slots[r as usize];
+            let k = self.slots[r as usize];
             if k > 1 {
-                let counts = &mut in_colour[r as usize];
+                let counts = &mut self.in_colour[r as usize];
                 if counts.len() <= c as usize {
                     counts.resize(c as usize + 1, 0);
                 }
@@ -113,20 +192,88 @@ pub fn dsatur_until(
                 }
             }
             // Full already only if r is twice in the path.
-            if full.contains(r, c) {
+            if self.full.contains(r, c) {
                 continue;
             }
-            full.insert(r, c);
-            members.newly_blocked(r, full.column(c), c % 64, &queue, &mut newly);
-            for &u in &newly {
-                queue.raise(u as usize);
-            }
+            self.full.insert(r, c);
+            let room = sink.room(self.members.most_blocked(r));
+            let found = self
+                .members
+                .newly_blocked(r, self.full.column(c), c % 64, room);
+            sink.publish(found);
         }
     }
-    for f in &mut frames {
-        f.sort_unstable();
+
+    /// How many vertices there are to colour.
+    pub(super) fn vertices(&self) -> usize {
+        self.local.len()
     }
-    Ok(Some(frames))
+
+    /// The most vertices the lists of one call of [`Painter::colour`] hold together: those of
+    /// the resources of a path, the longest in total.
+    pub(super) fn most_per_colour(&self) -> usize {
+        let lists = self.lists;
+        (0..self.vertices())
+            .map(|v| {
+                lists
+                    .path(v)
+                    .iter()
+                    .map(|&r| lists.users(r as usize).len())
+                    .sum()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The colour classes, by colour, of the renumbered vertices' original indices.
+    pub(super) fn into_frames(self) -> Vec<Vec<u32>> {
+        self.frames
+    }
+}
+
+/// Raises the saturation of each vertex of a list as soon as it is published.
+struct Raise<'q> {
+    queue: &'q mut MaxTree,
+    newly: Vec<u32>,
+}
+
+impl Sink for Raise<'_> {
+    fn room(&mut self, len: usize) -> &mut [u32] {
+        if self.newly.len() < len {
+            self.newly.resize(len, 0);
+        }
+        &mut self.newly[..len]
+    }
+
+    fn publish(&mut self, found: usize) {
+        for &u in &self.newly[..found] {
+            self.queue.raise(u as usize);
+        }
+    }
+}
+
+/// DSatur's colouring on the calling thread: the vertex of the largest key is coloured, the
+/// lists it publishes raised, and so on. `None` if `clock` expired.
+fn colour_in_one(
+    mut painter: Painter,
+    mut queue: MaxTree,
+    clock: &mut Clock,
+) -> CoreResult<Option<Vec<Vec<u32>>>> {
+    let mut newly = Vec::new();
+    for _ in 0..painter.vertices() {
+        if clock.expired() {
+            return Ok(None);
+        }
+        let v = queue.max_leaf();
+        queue.remove(v);
+        let mut raise = Raise {
+            queue: &mut queue,
+            newly: std::mem::take(&mut newly),
+        };
+        painter.colour(v, &mut raise);
+        newly = raise.newly;
+    }
+    Ok(Some(painter.into_frames()))
 }
 
 /// The transfers in the order of their paths (as sorted lists of resources), ties by index.
@@ -340,10 +487,16 @@ mod tests {
             let (paths, slots) =
                 random_traffic(&mut rng, n, resources, max_slots, 5, round % 5 == 4);
             for slots in [&slots[..], &[]] {
+                let expected = reference_dsatur(&paths, resources, slots);
                 assert_eq!(
                     dsatur(&paths, resources, slots).unwrap(),
-                    reference_dsatur(&paths, resources, slots),
+                    expected,
                     "round {round}"
+                );
+                assert_eq!(
+                    in_two(&paths, resources, slots, None).unwrap(),
+                    Some(expected),
+                    "round {round} on two threads"
                 );
             }
         }
@@ -352,10 +505,16 @@ mod tests {
                 random_all_to_all(&mut rng, 8 + round as u32 * 2, 6, 1 + round % 4);
             let resources = slots.len();
             for slots in [&slots[..], &[]] {
+                let expected = reference_dsatur(&paths, resources, slots);
                 assert_eq!(
                     dsatur(&paths, resources, slots).unwrap(),
-                    reference_dsatur(&paths, resources, slots),
+                    expected,
                     "all-to-all {round}"
+                );
+                assert_eq!(
+                    in_two(&paths, resources, slots, None).unwrap(),
+                    Some(expected),
+                    "all-to-all {round} on two threads"
                 );
             }
         }
@@ -387,6 +546,37 @@ mod tests {
                 "spread round {round}"
             );
         }
+    }
+
+    /// DSatur coloured on two threads, whatever the number of transfers.
+    fn in_two(
+        paths: &[Vec<u32>],
+        resources: usize,
+        slots: &[u32],
+        deadline: Option<Instant>,
+    ) -> CoreResult<Option<Vec<Vec<u32>>>> {
+        dsatur_in(paths, resources, slots, deadline, &Interrupt::never(), true)
+    }
+
+    #[test]
+    fn on_two_threads_a_deadline_or_an_interrupt_stops_both() {
+        let mut rng = Rng(12);
+        let (paths, slots) = random_all_to_all(&mut rng, 120, 10, 1);
+        let resources = slots.len();
+        let passed = Some(Instant::now());
+        assert_eq!(in_two(&paths, resources, &slots, passed).unwrap(), None);
+        let whole = Instant::now();
+        in_two(&paths, resources, &slots, None).unwrap();
+        let soon = Some(Instant::now() + whole.elapsed() / 20);
+        assert_eq!(in_two(&paths, resources, &slots, soon).unwrap(), None);
+        // The probe (on this thread, the queue's) fires at its third call.
+        let calls = std::sync::atomic::AtomicU32::new(0);
+        let probe = || calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 2;
+        let interrupt = Interrupt::new(&probe);
+        assert_eq!(
+            dsatur_in(&paths, resources, &slots, None, &interrupt, true),
+            Err(CoreError::Interrupted)
+        );
     }
 
     #[test]

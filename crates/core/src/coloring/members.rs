@@ -5,7 +5,6 @@
 use std::ops::Range;
 
 use super::degrees::{joined, workers, Incidence};
-use super::queue::MaxTree;
 
 /// The transfers of each resource (the cliques of the conflict graph), coloured ones among them
 /// until a list is compacted: a list is cut down to its uncoloured transfers once a
@@ -49,6 +48,8 @@ pub(super) struct Members {
     /// The entries of each resource, and how many of them are uncoloured.
     len: Vec<u32>,
     uncoloured: Vec<u32>,
+    /// Bit `t % 64` of word `t / 64`: transfer `t` is coloured.
+    coloured: Vec<u64>,
 }
 
 /// Other resources as 16 bits when they fit (a narrower stream to read), else 32.
@@ -141,43 +142,48 @@ impl Members {
             groups,
             uncoloured: len.clone(),
             len,
+            coloured: vec![0; (lists.path_start.len() - 1).div_ceil(64)],
         }
     }
 
-    /// A transfer of these resources is coloured.
-    pub(super) fn colour(&mut self, path: &[u32]) {
+    /// Transfer `t`, of resources `path`, is coloured.
+    pub(super) fn colour(&mut self, t: usize, path: &[u32]) {
+        self.coloured[t / 64] |= 1 << (t % 64);
         for &r in path {
             self.uncoloured[r as usize] -= 1;
         }
     }
 
-    /// Resource `r` was just filled in a colour: into `newly`, the transfers of `r` that the
-    /// colour did not block yet, those of which no other resource is full in it (bit `bit` of
-    /// `column[o]` for resource `o`), and perhaps coloured transfers (those not in `queue`).
-    /// The list is compacted first if most of it is coloured.
+    /// The most transfers [`Members::newly_blocked`] writes for resource `r`.
+    pub(super) fn most_blocked(&self, r: u32) -> usize {
+        self.len[r as usize] as usize
+    }
+
+    /// Resource `r` was just filled in a colour: into `newly` (at least
+    /// [`Members::most_blocked`] long), the transfers of `r` that the colour did not block yet,
+    /// those of which no other resource is full in it (bit `bit` of `column[o]` for resource
+    /// `o`), and perhaps coloured transfers: how many. The list is compacted first if most of
+    /// it is coloured.
     pub(super) fn newly_blocked(
         &mut self,
         r: u32,
         column: &[u64],
         bit: u32,
-        queue: &MaxTree,
-        newly: &mut Vec<u32>,
-    ) {
+        newly: &mut [u32],
+    ) -> usize {
         let r = r as usize;
         let groups = &mut self.groups[self.group_start[r]..self.group_start[r + 1]];
         if 32 * u64::from(self.uncoloured[r]) < 31 * u64::from(self.len[r]) {
+            let coloured = &self.coloured;
             self.len[r] = match &mut self.others {
-                Others::Narrow(others) => compact(groups, &mut self.transfer, others, queue),
-                Others::Wide(others) => compact(groups, &mut self.transfer, others, queue),
+                Others::Narrow(others) => compact(groups, &mut self.transfer, others, coloured),
+                Others::Wide(others) => compact(groups, &mut self.transfer, others, coloured),
             };
         }
-        newly.clear();
-        newly.resize(self.len[r] as usize, 0);
-        let found = match &self.others {
+        match &self.others {
             Others::Narrow(others) => gather(groups, &self.transfer, others, column, bit, newly),
             Others::Wide(others) => gather(groups, &self.transfer, others, column, bit, newly),
-        };
-        newly.truncate(found);
+        }
     }
 
     /// How many transfers of resource `r` have none of their other resources marked (bit 0 of
@@ -285,19 +291,20 @@ fn by_most_crossed(lists: &Incidence, entries: &mut [(u32, u32)], but: &[u32], c
     entries.sort_unstable();
 }
 
-/// Cut the groups down to their transfers in `queue`: the entries left in all.
+/// Cut the groups down to their transfers not `coloured`: the entries left in all.
 fn compact<O: Copy>(
     groups: &mut [Group],
     transfer: &mut [u32],
     others: &mut [O],
-    queue: &MaxTree,
+    coloured: &[u64],
 ) -> u32 {
     let mut total = 0;
     for g in groups {
         let w = g.width as usize;
         let mut kept = 0;
         for i in g.start..g.start + g.len as usize {
-            if queue.contains(transfer[i] as usize) {
+            let t = transfer[i] as usize;
+            if (coloured[t / 64] >> (t % 64)) & 1 == 0 {
                 let (from, to) = (g.others + (i - g.start) * w, g.others + kept * w);
                 transfer[g.start + kept] = transfer[i];
                 others.copy_within(from..from + w, to);
@@ -414,8 +421,7 @@ mod tests {
         let pad = Members::pad(resources);
         let of_0 = &members.groups[members.group_start[0]..members.group_start[1]];
         assert!(of_0.iter().any(|g| g.keys[0] != pad && g.keys[1] != pad));
-        let queue = MaxTree::new(&(0..paths.len() as u32).collect::<Vec<_>>());
-        let mut newly = Vec::new();
+        let mut newly = vec![0; paths.len()];
         for round in 0..200 {
             // A random set of full resources (bit `bit` of their words), the keys among them.
             let bit = round % 64;
@@ -425,7 +431,8 @@ mod tests {
                 column[rng.below(resources as u64) as usize] |= 1 << bit;
             }
             for r in 0..resources as u32 {
-                members.newly_blocked(r, &column, bit, &queue, &mut newly);
+                let found = members.newly_blocked(r, &column, bit, &mut newly);
+                let mut newly = newly[..found].to_vec();
                 newly.sort_unstable();
                 let expected: Vec<u32> = lists
                     .users(r as usize)

@@ -24,6 +24,7 @@ mod degrees;
 mod dsatur;
 mod first_fit;
 mod members;
+mod pipeline;
 mod queue;
 #[cfg(test)]
 mod reference;

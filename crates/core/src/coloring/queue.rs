@@ -84,7 +84,7 @@ impl MaxTree {
     }
 
     /// Whether `leaf` is not removed.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn contains(&self, leaf: usize) -> bool {
         self.leaf[leaf] != 0
     }
