@@ -155,20 +155,18 @@ impl PyTransferRoutes {
     }
 }
 
-/// The columns of a traffic's transfers for its JSON text: `(src, dst, sizes, occurrence)`
-/// from little-endian bytes (u32, u32, i64, u32; `occurrence` may be empty).
+/// The columns of a traffic's transfers for its JSON text: `(src, dst, sizes)` from
+/// little-endian bytes (u32, u32, i64).
 fn transfer_columns(
     py: Python<'_>,
     src: &[u8],
     dst: &[u8],
     sizes: &[u8],
-    occurrence: &[u8],
-) -> PyResult<(Vec<u32>, Vec<u32>, Vec<i64>, Vec<u32>)> {
+) -> PyResult<(Vec<u32>, Vec<u32>, Vec<i64>)> {
     Ok((
         u32_column(py, src, "src")?,
         u32_column(py, dst, "dst")?,
         i64_column(py, sizes, "sizes")?,
-        u32_column(py, occurrence, "occurrence")?,
     ))
 }
 
@@ -182,17 +180,15 @@ fn transfers_json(
     src: &[u8],
     dst: &[u8],
     sizes: &[u8],
-    occurrence: &[u8],
     per_line: usize,
     level: usize,
 ) -> PyResult<String> {
-    let (src, dst, sizes, occurrence) = transfer_columns(py, src, dst, sizes, occurrence)?;
+    let (src, dst, sizes) = transfer_columns(py, src, dst, sizes)?;
     let text = traffic::TransferText {
         hosts: &hosts,
         src: &src,
         dst: &dst,
         sizes: &sizes,
-        occurrence: &occurrence,
     };
     py.detach(|| traffic::transfers_json(&text, per_line, level))
         .map_err(|e| to_py_err(py, e))
@@ -208,13 +204,12 @@ fn frames_json(
     src: &[u8],
     dst: &[u8],
     sizes: &[u8],
-    occurrence: &[u8],
     order: &[u8],
     starts: &[u8],
     per_line: usize,
     level: usize,
 ) -> PyResult<String> {
-    let (src, dst, sizes, occurrence) = transfer_columns(py, src, dst, sizes, occurrence)?;
+    let (src, dst, sizes) = transfer_columns(py, src, dst, sizes)?;
     let (order, starts) = (
         u32_column(py, order, "order")?,
         u64_column(py, starts, "starts")?,
@@ -224,7 +219,6 @@ fn frames_json(
         src: &src,
         dst: &dst,
         sizes: &sizes,
-        occurrence: &occurrence,
     };
     py.detach(|| traffic::frames_json(&text, &order, &starts, per_line, level))
         .map_err(|e| to_py_err(py, e))

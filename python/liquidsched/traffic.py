@@ -283,20 +283,18 @@ class Traffic:
                 "transfers": [{"src": hosts[s], "dst": hosts[d], "size_bytes": z}
                               for s, d, z in zip(self._src.tolist(), self._dst.tolist(), sizes)]}
 
-    def json_columns(self) -> tuple[list[str], bytes, bytes, bytes, bytes] | None:
-        """What the core writes the transfers' JSON text from (``_core.transfers_json``): the
-        hosts' names encoded as JSON strings, and the senders, receivers, sizes and each
-        transfer's rank among the repeats of its pair as little-endian columns; None where a
-        size is not a 64-bit integer."""
+    def json_columns(self) -> tuple[list[str], bytes, bytes, bytes] | None:
+        """What the core writes the transfers' JSON text from (``_core.transfers_json``, which
+        names them as :attr:`names` does): the hosts' names encoded as JSON strings, and the
+        senders, receivers and sizes as little-endian columns; None where a size is not a
+        64-bit integer."""
         if self._sizes.dtype != np.int64:
             return None
         columns = self.derived.get("json_columns")
         if columns is None:
-            occurrence = _occurrences(self._src, self._dst, len(self.host_table))
-            repeats = b"" if len(occurrence) == 0 or occurrence.max() == 1 else occurrence.astype("<u4").tobytes()
             columns = self.derived["json_columns"] = (
                 encoded_strings(self.host_table), self._src.astype("<u4").tobytes(),
-                self._dst.astype("<u4").tobytes(), self._sizes.astype("<i8").tobytes(), repeats)
+                self._dst.astype("<u4").tobytes(), self._sizes.astype("<i8").tobytes())
         return columns
 
     def encoded_dict(self) -> dict[str, Any]:

@@ -314,7 +314,12 @@ def dump_document(data: Any, path: str | os.PathLike, compact: bool = False) -> 
     only, each item below on one line written by the C encoder (indented JSON is written by
     Python's pure-Python encoder, some ten times slower), YAML by libyaml where PyYAML has it."""
     if writes_json(path):
-        return (_json_indented_to(data, INDENTED_DEPTH) if compact else json.dumps(data, indent=2)) + "\n"
+        if not compact:
+            return json.dumps(data, indent=2) + "\n"
+        parts: list[str] = []
+        _json_parts(data, INDENTED_DEPTH, 0, parts)
+        parts.append("\n")
+        return "".join(parts)
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper) if compact else yaml.SafeDumper
     return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=None, width=100)
 
@@ -341,7 +346,7 @@ class EncodedItems:
 
 class EncodedList:
     """A list whose JSON text is written by ``text(level, per_line)`` as a compact JSON
-    document writes a list ``level`` levels deep (see :func:`_json_indented_to`): for lists of
+    document writes a list ``level`` levels deep (see :func:`_json_parts`): for lists of
     a million items that the Rust core writes from columns."""
 
     def __init__(self, text: Callable[[int, int], str]) -> None:
@@ -353,35 +358,47 @@ def encoded_strings(strings: Iterable[str]) -> list[str]:
     return list(map(json.encoder.encode_basestring_ascii, strings))
 
 
-def _json_indented_to(value: Any, depth: int, level: int = 0) -> str:
+def _json_parts(value: Any, depth: int, level: int, out: list[str]) -> None:
     """``value`` as JSON, its mappings and lists indented by two spaces down to ``depth``, and
-    a list there written :data:`ITEMS_PER_LINE` items a line, each line by the C encoder."""
+    a list there written :data:`ITEMS_PER_LINE` items a line, each line by the C encoder;
+    appended to ``out`` in parts, joined once at the end (the text of a list of a million items
+    is not copied again at each level above it)."""
     if isinstance(value, EncodedList):
-        return value.text(level, ITEMS_PER_LINE)
+        out.append(value.text(level, ITEMS_PER_LINE))
+        return
     if isinstance(value, EncodedItems):
         items = value.items
         if level < depth:  # never so deep in the documents written: the items as values, slowly
-            return _json_indented_to([json.loads(item) for item in items], depth, level)
-        if len(items) <= ITEMS_PER_LINE:
-            return "[" + ", ".join(items) + "]"
-        lines = [", ".join(items[i:i + ITEMS_PER_LINE]) for i in range(0, len(items), ITEMS_PER_LINE)]
-        inner, outer = "  " * (level + 1), "  " * level
-        return "[\n" + ",\n".join(inner + line for line in lines) + f"\n{outer}]"
+            _json_parts([json.loads(item) for item in items], depth, level, out)
+        elif len(items) <= ITEMS_PER_LINE:
+            out.append("[" + ", ".join(items) + "]")
+        else:
+            lines = [", ".join(items[i:i + ITEMS_PER_LINE]) for i in range(0, len(items), ITEMS_PER_LINE)]
+            inner, outer = "  " * (level + 1), "  " * level
+            out.append("[\n" + ",\n".join(inner + line for line in lines) + f"\n{outer}]")
+        return
     if not isinstance(value, (dict, list)) or not value:
-        return json.dumps(value, separators=_SEPARATORS)
+        out.append(json.dumps(value, separators=_SEPARATORS))
+        return
     inner, outer = "  " * (level + 1), "  " * level
     if level >= depth:
         if not isinstance(value, list) or len(value) <= ITEMS_PER_LINE:
-            return json.dumps(value, separators=_SEPARATORS)
+            out.append(json.dumps(value, separators=_SEPARATORS))
+            return
         # A list's items encoded a line at a time: each line is an encoded list without its brackets.
         lines = [json.dumps(value[i:i + ITEMS_PER_LINE], separators=_SEPARATORS)[1:-1]
                  for i in range(0, len(value), ITEMS_PER_LINE)]
-    elif isinstance(value, dict):
-        lines = [f"{json.dumps(k)}: {_json_indented_to(v, depth, level + 1)}" for k, v in value.items()]
-    else:
-        lines = [_json_indented_to(v, depth, level + 1) for v in value]
+        out.append("[\n" + ",\n".join(inner + line for line in lines) + f"\n{outer}]")
+        return
     opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
-    return f"{opening}\n" + ",\n".join(inner + line for line in lines) + f"\n{outer}{closing}"
+    out.append(f"{opening}\n")
+    for i, item in enumerate(value.items() if isinstance(value, dict) else value):
+        out.append(",\n" + inner if i else inner)
+        if isinstance(value, dict):
+            out.append(f"{json.dumps(item[0])}: ")
+            item = item[1]
+        _json_parts(item, depth, level + 1, out)
+    out.append(f"\n{outer}{closing}")
 
 
 def write_document(data: Any, path: str | os.PathLike, compact: bool = False) -> None:

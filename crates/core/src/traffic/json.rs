@@ -10,29 +10,60 @@ use crate::error::{CoreError, CoreResult};
 
 /// A traffic's transfers as the JSON pieces they are written with: sender `src[t]` and
 /// receiver `dst[t]` as indices into `hosts` (each host's name encoded as a JSON string,
-/// quotes included), `sizes[t]` bytes, and `occurrence[t]` the rank of transfer `t` among the
-/// transfers between the same two hosts, from 1 (empty: all 1), which numbers its name.
+/// quotes included) and `sizes[t]` bytes. A transfer is named `src->dst`, the repeats of a
+/// pair `src->dst#2`, `#3`, … in order.
 pub struct TransferText<'a> {
     pub hosts: &'a [String],
     pub src: &'a [u32],
     pub dst: &'a [u32],
     pub sizes: &'a [i64],
-    pub occurrence: &'a [u32],
+}
+
+/// Each transfer's rank among the transfers between the same two hosts, from 1, in order;
+/// empty when no pair repeats.
+fn occurrences(text: &TransferText) -> Vec<u32> {
+    let hosts = text.hosts.len() as u64;
+    let pairs = text
+        .src
+        .iter()
+        .zip(text.dst)
+        .map(|(&s, &d)| u64::from(s) * hosts + u64::from(d));
+    let mut rank = Vec::with_capacity(text.src.len());
+    if hosts * hosts <= 1 << 26 {
+        let mut seen = vec![0u32; (hosts * hosts) as usize];
+        rank.extend(pairs.map(|p| {
+            seen[p as usize] += 1;
+            seen[p as usize]
+        }));
+    } else {
+        let mut seen = std::collections::HashMap::new();
+        rank.extend(pairs.map(|p| {
+            let k = seen.entry(p).or_insert(0u32);
+            *k += 1;
+            *k
+        }));
+    }
+    if rank.iter().all(|&k| k == 1) {
+        rank.clear();
+    }
+    rank
+}
+
+/// A transfer's piece of a frame, its name numbered by its rank among the repeats of its pair.
+struct Pieces<'a> {
+    text: &'a TransferText<'a>,
+    occurrence: Vec<u32>,
 }
 
 impl TransferText<'_> {
     /// Refused unless the columns are as long as each other and name hosts there are.
     fn check(&self) -> CoreResult<()> {
         let n = self.src.len();
-        let lengths = [self.dst.len(), self.sizes.len()];
-        if lengths.iter().any(|&l| l != n)
-            || !(self.occurrence.is_empty() || self.occurrence.len() == n)
-        {
+        if self.dst.len() != n || self.sizes.len() != n {
             return Err(CoreError::InvalidInput(format!(
-                "transfer columns of different lengths: {n} senders, {} receivers, {} sizes, {} occurrences",
+                "transfer columns of different lengths: {n} senders, {} receivers, {} sizes",
                 self.dst.len(),
-                self.sizes.len(),
-                self.occurrence.len()
+                self.sizes.len()
             )));
         }
         let hosts = self.hosts.len();
@@ -55,20 +86,6 @@ impl TransferText<'_> {
         &name[1..name.len() - 1]
     }
 
-    /// `{"transfer": "src->dst", "bytes": size}` (the name numbered `#k` for a repeat).
-    fn write_piece(&self, out: &mut String, t: usize) {
-        out.push_str("{\"transfer\": \"");
-        out.push_str(self.bare(self.src[t]));
-        out.push_str("->");
-        out.push_str(self.bare(self.dst[t]));
-        if let Some(&k) = self.occurrence.get(t) {
-            if k > 1 {
-                let _ = write!(out, "#{k}");
-            }
-        }
-        let _ = write!(out, "\", \"bytes\": {}}}", self.sizes[t]);
-    }
-
     /// `{"src": "src", "dst": "dst", "size_bytes": size}`.
     fn write_transfer(&self, out: &mut String, t: usize) {
         out.push_str("{\"src\": ");
@@ -76,6 +93,23 @@ impl TransferText<'_> {
         out.push_str(", \"dst\": ");
         out.push_str(&self.hosts[self.dst[t] as usize]);
         let _ = write!(out, ", \"size_bytes\": {}}}", self.sizes[t]);
+    }
+}
+
+impl Pieces<'_> {
+    /// `{"transfer": "src->dst", "bytes": size}` (the name numbered `#k` for a repeat).
+    fn write(&self, out: &mut String, t: usize) {
+        let text = self.text;
+        out.push_str("{\"transfer\": \"");
+        out.push_str(text.bare(text.src[t]));
+        out.push_str("->");
+        out.push_str(text.bare(text.dst[t]));
+        if let Some(&k) = self.occurrence.get(t) {
+            if k > 1 {
+                let _ = write!(out, "#{k}");
+            }
+        }
+        let _ = write!(out, "\", \"bytes\": {}}}", text.sizes[t]);
     }
 }
 
@@ -117,12 +151,16 @@ pub fn frames_json(
         )));
     }
     let frames = starts.len().saturating_sub(1);
+    let pieces = Pieces {
+        text,
+        occurrence: occurrences(text),
+    };
     let mut out = String::with_capacity(48 * order.len() + 16 * frames);
     // Every frame is a list of more than none: as Python's writer, one line per frame.
     write_lines(&mut out, frames, 1, level, |out, f| {
-        let pieces = &order[starts[f] as usize..starts[f + 1] as usize];
-        write_list(out, pieces.len(), per_line, level + 1, |out, i| {
-            text.write_piece(out, pieces[i] as usize)
+        let order_of_frame = &order[starts[f] as usize..starts[f + 1] as usize];
+        write_list(out, order_of_frame.len(), per_line, level + 1, |out, i| {
+            pieces.write(out, order_of_frame[i] as usize)
         });
     });
     Ok(out)
@@ -193,20 +231,19 @@ fn indent(out: &mut String, level: usize) {
 mod tests {
     use super::*;
 
-    fn text<'a>(hosts: &'a [String], occurrence: &'a [u32]) -> TransferText<'a> {
+    fn text(hosts: &[String]) -> TransferText<'_> {
         TransferText {
             hosts,
             src: &[0, 1, 0],
             dst: &[1, 0, 1],
             sizes: &[5, 70, 9],
-            occurrence,
         }
     }
 
     #[test]
     fn transfers_are_written_as_python_writes_them() {
         let hosts = vec!["\"a\"".to_string(), "\"b\\u00e9\"".to_string()];
-        let t = text(&hosts, &[1, 1, 2]);
+        let t = text(&hosts);
         assert_eq!(
             transfers_json(&t, 100, 2).unwrap(),
             "[{\"src\": \"a\", \"dst\": \"b\\u00e9\", \"size_bytes\": 5}, \
@@ -224,7 +261,7 @@ mod tests {
     #[test]
     fn frames_name_repeats_and_break_long_frames() {
         let hosts = vec!["\"a\"".to_string(), "\"b\"".to_string()];
-        let t = text(&hosts, &[1, 1, 2]);
+        let t = text(&hosts);
         let json = frames_json(&t, &[2, 0, 1], &[0, 2, 3], 1, 1).unwrap();
         assert_eq!(
             json,
@@ -236,12 +273,31 @@ mod tests {
     }
 
     #[test]
+    fn repeats_are_numbered_among_many_hosts_too() {
+        // More hosts than a counter per pair is kept for: counted by pair in a map.
+        let hosts: Vec<String> = (0..9000).map(|h| format!("\"h{h}\"")).collect();
+        let many = TransferText {
+            hosts: &hosts,
+            src: &[0, 8999, 0, 0],
+            dst: &[8999, 0, 8999, 8999],
+            sizes: &[1, 2, 3, 4],
+        };
+        assert_eq!(occurrences(&many), vec![1, 1, 2, 3]);
+        let few = TransferText {
+            src: &[0, 1],
+            dst: &[1, 0],
+            sizes: &[1, 2],
+            ..many
+        };
+        assert!(occurrences(&few).is_empty());
+    }
+
+    #[test]
     fn bad_columns_are_refused() {
         let hosts = vec!["\"a\"".to_string()];
-        assert!(transfers_json(&text(&hosts, &[]), 100, 1).is_err());
+        assert!(transfers_json(&text(&hosts), 100, 1).is_err());
         let hosts = vec!["\"a\"".to_string(), "\"b\"".to_string()];
-        assert!(transfers_json(&text(&hosts, &[1]), 100, 1).is_err());
-        let t = text(&hosts, &[]);
+        let t = text(&hosts);
         assert!(frames_json(&t, &[3], &[0, 1], 100, 1).is_err());
         assert!(frames_json(&t, &[0, 1], &[0, 1], 100, 1).is_err());
     }
