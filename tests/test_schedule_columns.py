@@ -5,6 +5,7 @@ the same; DSatur on the routes as columns colours as DSatur on the transfers' pa
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from liquidsched import _core
+from liquidsched.errors import TrafficError
 from liquidsched.io.files import dump_document
 from liquidsched.io.topology import topology_from_dict, topology_to_dict
 from liquidsched.schedule import Schedule, ScheduleInfo
@@ -59,6 +61,10 @@ def test_a_schedule_as_a_column_is_checked_and_timed_as_its_lists_are(data, net)
     assert column.to_dict() == lists.to_dict()
     assert dump_document(column._document(encoded=True), "s.json", compact=True) == \
         dump_document(lists.to_dict(), "s.json", compact=True)
+    # Read back: held as a column where every transfer is once and whole, else as lists.
+    loaded = Schedule.from_dict(lists.to_dict())
+    assert loaded.to_dict() == lists.to_dict()
+    assert [str(v) for v in validate(loaded)] == [str(v) for v in validate(lists)]
     # Asking for its frames turns it into lists, equal to the others.
     assert [[(p.transfer, p.bytes) for p in f] for f in column.frames] == \
         [[(p.transfer, p.bytes) for p in f] for f in lists.frames]
@@ -82,6 +88,57 @@ def test_a_large_schedule_file_written_from_its_encoded_pieces_is_the_file_of_it
     column, lists = both_forms(net, traffic, frame_of)
     column.save(tmp_path / "s.json")
     assert (tmp_path / "s.json").read_text() == dump_document(lists.to_dict(), "s.json", compact=True)
+
+
+def plain_document():
+    """A schedule document of whole transfers, each once: five transfers in two frames."""
+    net = two_switch()
+    hosts = net.hosts()
+    traffic = Traffic([Transfer(hosts[i], hosts[5 + i], 10 + i) for i in range(5)], "plain")
+    return Schedule.from_indices(net, traffic, [[0, 2, 4], [1, 3]], ScheduleInfo("by hand")).to_dict()
+
+
+def test_a_file_of_whole_transfers_each_once_is_read_as_a_column():
+    doc = plain_document()
+    loaded = Schedule.from_dict(doc)
+    assert loaded.frame_columns is not None
+    assert loaded.to_dict() == doc and validate(loaded) == []
+    # The frames in the file's order, not by index.
+    doc["frames"][0].reverse()
+    assert Schedule.from_dict(doc).to_dict() == doc
+
+
+# Each change makes the file invalid in a way the validator names.
+@pytest.mark.parametrize("change, problem", [
+    (lambda d: d["frames"][0].append(dict(d["frames"][1][0])), "twice"),
+    (lambda d: d["frames"][1].pop(), "missing"),
+    (lambda d: d["frames"][0][0].update(bytes=4), "a piece"),
+    (lambda d: d["frames"].append([]), "empty"),
+    (lambda d: d["frames"][0][0].update(transfer="nobody->x"), "not in the traffic"),
+])
+def test_a_file_of_pieces_is_read_as_lists_and_checked_as_before(change, problem):
+    doc = plain_document()
+    change(doc)
+    loaded = Schedule.from_dict(doc)
+    assert loaded.frame_columns is None
+    found = [str(v) for v in validate(loaded)]
+    assert found, problem
+
+
+def test_a_traffic_of_plain_items_is_read_as_columns_and_the_others_item_by_item():
+    items = [{"src": "a", "dst": "b", "size_bytes": 5}, {"src": "b", "dst": "a", "size_bytes": 7},
+             {"src": "a", "dst": "b", "size_bytes": 9}]
+    plain = Traffic.from_dict({"name": "t", "transfers": items})
+    assert plain == Traffic([Transfer("a", "b", 5), Transfer("b", "a", 7), Transfer("a", "b", 9)], "t")
+    assert plain.host_table == ("a", "b") and plain.names == ["a->b", "b->a", "a->b#2"]
+    # Units, a number as a name: read item by item, as before.
+    mixed = Traffic.from_dict({"transfers": items + [{"src": 3, "dst": "a", "size_bytes": "1KiB"}]})
+    assert list(mixed)[-1] == Transfer("3", "a", 1024)
+    for bad, message in (({"src": "a", "dst": "b", "size_bytes": 0}, "transfers[1]"),
+                         ({"src": "a", "dst": "b", "size_bytes": 5, "extra": 1}, "extra"),
+                         ({"src": "", "dst": "b", "size_bytes": 5}, "transfers[1].src")):
+        with pytest.raises(TrafficError, match=re.escape(message)):
+            Traffic.from_dict({"transfers": [items[0], bad]})
 
 
 @settings(max_examples=150, deadline=None)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .bounds import Bound, SlotTimes, compute_bound, slot_times
-from .errors import ScheduleFormatError
+from .errors import ScheduleFormatError, TrafficError
 from .io.fields import Fields, read_count, read_id, read_list, read_mapping, read_number, read_str
 from . import _core
 from .io.files import (EncodedItems, EncodedList, encoded_numbers, encoded_strings, read_document, write_document,
@@ -364,8 +364,10 @@ class Schedule:
             if top.get("version", read_count) != VERSION:
                 raise E(f"version: unsupported (this liquidsched reads {VERSION})")
             info = _read_info(top.get("info", read_mapping, {"algorithm": "unknown"}))
+            frames_doc = top.get("frames", read_list)
+            traffic, whole = (None, None) if "relay" in doc else _whole_frames(frames_doc, doc.get("traffic"), prefix)
             frames = []
-            for i, frame in enumerate(top.get("frames", read_list)):
+            for i, frame in enumerate(frames_doc if whole is None else ()):
                 pieces = []
                 # Frames and pieces are numbered from 1, as check and the plots number them.
                 for j, item in enumerate(read_list(frame, f"frame {i + 1}", E)):
@@ -377,7 +379,11 @@ class Schedule:
         except E as e:
             raise E(f"{prefix}{e}") from None
         network = topology_from_dict(network_doc, f"{prefix}network")
-        traffic = Traffic.from_dict(traffic_doc, f"{prefix}traffic")
+        if traffic is None:
+            traffic = Traffic.from_dict(traffic_doc, f"{prefix}traffic")
+        if whole is not None:
+            frame_of, order = whole
+            return cls.from_frame_of(network, traffic, frame_of, info, order)
         relay = None if relay_doc is None else Relay.from_dict(relay_doc, traffic, f"{prefix}relay")
         return cls(network, traffic, frames, info, relay)
 
@@ -479,6 +485,42 @@ def _check_is_schedule_document(doc: Any) -> None:
         raise E(f"not a schedule file: format is {doc['format']!r}, expected {FORMAT!r}")
     raise E("not a schedule file" + (f": it looks like {looks}" if looks else f" (no 'format: {FORMAT}')")
             + "; schedule files are written by liquidsched plan --output")
+
+
+def _whole_frames(frames: list, traffic_doc: Any, prefix: str
+                  ) -> tuple[Traffic | None, tuple[np.ndarray, np.ndarray] | None]:
+    """The traffic of a schedule document, if it reads, and, when its frames are plain — every
+    transfer of the traffic exactly once, whole, as ``{"transfer": name, "bytes": size}``, in
+    frames of at least one — each transfer's frame and the order the frames list them in: the
+    schedule is then held as a column (:meth:`Schedule.from_frame_of`) and no object is made per
+    transfer (see the commit for a million). Otherwise the frames are read piece by piece,
+    which names what is wrong in them."""
+    if not isinstance(traffic_doc, dict):
+        return None, None
+    try:
+        traffic = Traffic.from_dict(traffic_doc, f"{prefix}traffic")
+    except TrafficError:
+        return None, None
+    if traffic.sizes.dtype != np.int64 or not frames:
+        return traffic, None
+    index, sizes = traffic.index, traffic.sizes.tolist()
+    frame_of = [-1] * len(traffic)
+    order = []
+    for f, frame in enumerate(frames):
+        if type(frame) is not list or not frame:
+            return traffic, None
+        for item in frame:
+            if type(item) is not dict or len(item) != 2:
+                return traffic, None
+            name, size = item.get("transfer"), item.get("bytes")
+            t = index.get(name) if type(name) is str else None
+            if t is None or type(size) is not int or size != sizes[t] or frame_of[t] >= 0:
+                return traffic, None
+            frame_of[t] = f
+            order.append(t)
+    if len(order) != len(traffic):
+        return traffic, None
+    return traffic, (np.array(frame_of, dtype=np.int64), np.array(order, dtype=np.int64))
 
 
 def _read_bytes(value: Any, where: str, error: type[Exception]) -> int:

@@ -317,6 +317,9 @@ class Traffic:
         it, unless ``default_size_bytes`` is given (``--size``): input is strict, a size is never
         guessed."""
         f = Fields(doc, where, TrafficError, ("format", "version", "name", "transfers"))
+        plain = _plain_columns(f.get("transfers", read_list))
+        if plain is not None:
+            return cls.from_arrays(*plain, f.get("name", read_str, "traffic"))
         transfers = []
         for i, item in enumerate(f.get("transfers", read_list)):
             t = Fields(item, f"{f.at('transfers')}[{i}]", TrafficError, ("src", "dst", "size_bytes"))
@@ -326,6 +329,28 @@ class Traffic:
                                    "--size gives one size to every transfer that has none)")
             transfers.append(Transfer(src, dst, t.get("size_bytes", read_size, default_size_bytes)))
         return cls(transfers, f.get("name", read_str, "traffic"))
+
+
+def _plain_columns(items: list) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray] | None:
+    """The transfers ``items`` as columns (host table, senders, receivers, sizes) when every one
+    is plain — exactly ``src`` and ``dst`` (non-empty strings) and ``size_bytes`` (a whole
+    number from 1 to :data:`MAX_SIZE_BYTES`), which the item by item reader takes as they are:
+    no object per transfer (see the commit for a million); None otherwise, for that reader to
+    read them and name what is wrong."""
+    if not all(type(item) is dict and len(item) == 3 for item in items):
+        return None
+    try:
+        src = [item["src"] for item in items]
+        dst = [item["dst"] for item in items]
+        sizes = [item["size_bytes"] for item in items]
+    except KeyError:
+        return None
+    if not all(type(h) is str and h for h in src) or not all(type(h) is str and h for h in dst):
+        return None
+    if not all(type(z) is int and 0 < z <= MAX_SIZE_BYTES for z in sizes):
+        return None
+    hosts, src_index, dst_index = host_table(src, dst)
+    return hosts, src_index, dst_index, np.array(sizes, dtype=np.int64)
 
 
 # -- columns -------------------------------------------------------------------------------------
