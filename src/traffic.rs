@@ -155,25 +155,28 @@ impl PyTransferRoutes {
     }
 }
 
-/// The columns of a traffic's transfers for its JSON text: `(src, dst, sizes)` from
-/// little-endian bytes (u32, u32, i64).
-fn transfer_columns(
+/// `write` given the transfers' columns (little-endian u32, u32 and i64 bytes) as the core's
+/// [`traffic::TransferText`], run without the GIL: the JSON text it writes.
+fn with_transfer_text(
     py: Python<'_>,
-    src: &[u8],
-    dst: &[u8],
-    sizes: &[u8],
-) -> PyResult<(Vec<u32>, Vec<u32>, Vec<i64>)> {
-    Ok((
-        u32_column(py, src, "src")?,
-        u32_column(py, dst, "dst")?,
-        i64_column(py, sizes, "sizes")?,
-    ))
+    hosts: &[String],
+    (src, dst, sizes): (&[u8], &[u8], &[u8]),
+    write: impl FnOnce(&traffic::TransferText) -> Result<String, liquidsched_core::CoreError> + Send,
+) -> PyResult<String> {
+    let (src, dst) = (u32_column(py, src, "src")?, u32_column(py, dst, "dst")?);
+    let sizes = i64_column(py, sizes, "sizes")?;
+    let text = traffic::TransferText {
+        hosts,
+        src: &src,
+        dst: &dst,
+        sizes: &sizes,
+    };
+    py.detach(|| write(&text)).map_err(|e| to_py_err(py, e))
 }
 
 /// The JSON text of a traffic's list of transfers, `level` levels deep, `per_line` a line
 /// (`hosts`: each host's name encoded as a JSON string).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
 fn transfers_json(
     py: Python<'_>,
     hosts: Vec<String>,
@@ -183,15 +186,9 @@ fn transfers_json(
     per_line: usize,
     level: usize,
 ) -> PyResult<String> {
-    let (src, dst, sizes) = transfer_columns(py, src, dst, sizes)?;
-    let text = traffic::TransferText {
-        hosts: &hosts,
-        src: &src,
-        dst: &dst,
-        sizes: &sizes,
-    };
-    py.detach(|| traffic::transfers_json(&text, per_line, level))
-        .map_err(|e| to_py_err(py, e))
+    with_transfer_text(py, &hosts, (src, dst, sizes), |text| {
+        traffic::transfers_json(text, per_line, level)
+    })
 }
 
 /// The JSON text of a schedule's list of frames of whole transfers, `level` levels deep:
@@ -209,19 +206,11 @@ fn frames_json(
     per_line: usize,
     level: usize,
 ) -> PyResult<String> {
-    let (src, dst, sizes) = transfer_columns(py, src, dst, sizes)?;
-    let (order, starts) = (
-        u32_column(py, order, "order")?,
-        u64_column(py, starts, "starts")?,
-    );
-    let text = traffic::TransferText {
-        hosts: &hosts,
-        src: &src,
-        dst: &dst,
-        sizes: &sizes,
-    };
-    py.detach(|| traffic::frames_json(&text, &order, &starts, per_line, level))
-        .map_err(|e| to_py_err(py, e))
+    let order = u32_column(py, order, "order")?;
+    let starts = u64_column(py, starts, "starts")?;
+    with_transfer_text(py, &hosts, (src, dst, sizes), |text| {
+        traffic::frames_json(text, &order, &starts, per_line, level)
+    })
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

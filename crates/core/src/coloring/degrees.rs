@@ -84,27 +84,23 @@ pub(super) fn conflict_degrees(
     clock: &mut Clock,
 ) -> Option<Vec<u32>> {
     let n = lists.path_start.len() - 1;
-    let by_use = || {
-        let mut by_use: Vec<u32> = (0..resources as u32).collect();
-        by_use.sort_by_key(|&r| std::cmp::Reverse(lists.users(r as usize).len()));
-        let trie = Trie::new(lists, by_use);
+    // The two candidate tries, built side by side where threads are worth it.
+    let trie_of = |by_use: &bool| {
+        let mut order: Vec<u32> = (0..resources as u32).collect();
+        if *by_use {
+            order.sort_by_key(|&r| std::cmp::Reverse(lists.users(r as usize).len()));
+        }
+        let trie = Trie::new(lists, order);
         let cost = trie.cost(lists);
         (trie, cost)
     };
-    let by_index = || {
-        let trie = Trie::new(lists, (0..resources as u32).collect());
-        let cost = trie.cost(lists);
-        (trie, cost)
-    };
-    let ((used, used_cost), (indexed, indexed_cost)) = if workers(n) > 1 {
-        thread::scope(|s| {
-            let other = s.spawn(by_index);
-            let first = by_use();
-            (first, joined(other))
-        })
+    let mut tries = if workers(n) > 1 {
+        on_threads(&[true, false], trie_of)
     } else {
-        (by_use(), by_index())
+        vec![trie_of(&true), trie_of(&false)]
     };
+    let (indexed, indexed_cost) = tries.pop().expect("two tries");
+    let (used, used_cost) = tries.pop().expect("two tries");
     if clock.passed() {
         return None;
     }
@@ -126,6 +122,20 @@ pub(super) fn workers(n: usize) -> usize {
     thread::available_parallelism().map_or(1, |p| p.get().min(4))
 }
 
+/// `work` done for each of `runs`, the first on this thread and every other on a thread of its
+/// own, the results in the order of the runs (a panic of one carried on on this thread).
+pub(super) fn on_threads<R: Sync, T: Send>(runs: &[R], work: impl Fn(&R) -> T + Sync) -> Vec<T> {
+    let Some((first, rest)) = runs.split_first() else {
+        return Vec::new();
+    };
+    thread::scope(|s| {
+        let others: Vec<_> = rest.iter().map(|run| s.spawn(|| work(run))).collect();
+        let mut done = vec![work(first)];
+        done.extend(others.into_iter().map(joined));
+        done
+    })
+}
+
 /// What the thread of `handle` returned; its panic carried on on this thread.
 pub(super) fn joined<T>(handle: thread::ScopedJoinHandle<'_, T>) -> T {
     handle
@@ -142,24 +152,14 @@ fn count_along(
     members: &Members,
     trie: &Trie,
     parts: usize,
-    clock: &mut Clock,
+    clock: &Clock,
 ) -> Option<Vec<u32>> {
     let n = lists.path_start.len() - 1;
     let runs: Vec<&[u32]> = trie.sweep.chunks(n.div_ceil(parts).max(1)).collect();
-    let Some((first, rest)) = runs.split_first() else {
-        return Some(Vec::new());
-    };
-    let counted: Vec<Option<Vec<u32>>> = thread::scope(|s| {
-        let others: Vec<_> = rest
-            .iter()
-            .map(|run| {
-                let mut clock = clock.fork();
-                s.spawn(move || count_run(lists, members, trie, run, &mut clock))
-            })
-            .collect();
-        let mut counted = vec![count_run(lists, members, trie, first, clock)];
-        counted.extend(others.into_iter().map(joined));
-        counted
+    // Each run with a clock of its own; the first, on this thread, probes the interrupt.
+    let clock: &Clock = clock;
+    let counted = on_threads(&runs, |run| {
+        count_run(lists, members, trie, run, &mut clock.fork())
     });
     let mut degree = vec![0u32; n];
     for (run, counted) in runs.iter().zip(counted) {

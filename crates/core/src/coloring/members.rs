@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::degrees::{joined, workers, Incidence};
+use super::degrees::{on_threads, workers, Incidence};
 
 /// The transfers of each resource (the cliques of the conflict graph), coloured ones among them
 /// until a list is compacted: a list is cut down to its uncoloured transfers once a
@@ -101,17 +101,7 @@ impl Members {
             .step_by(per)
             .map(|a| a..(a + per).min(resources))
             .collect();
-        let built: Vec<Built> = std::thread::scope(|s| {
-            let rest: Vec<_> = runs
-                .iter()
-                .skip(1)
-                .map(|run| s.spawn(|| Built::of(lists, run.clone())))
-                .collect();
-            let first = runs.first().cloned().unwrap_or(0..0);
-            let mut built = vec![Built::of(lists, first)];
-            built.extend(rest.into_iter().map(joined));
-            built
-        });
+        let built = on_threads(&runs, |run| Built::of(lists, run.clone()));
         let mut transfer = Vec::with_capacity(lists.transfer.len());
         let mut others: Vec<u32> = Vec::new();
         let mut groups = Vec::new();
