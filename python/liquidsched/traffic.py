@@ -17,10 +17,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from . import _core
 from .errors import TopologyError, TrafficError
 from .io.fields import Fields, read_id, read_list, read_size, read_str
-from . import _core
 from .io.files import EncodedItems, EncodedList, encoded_numbers, encoded_strings, read_document
+from .io.traffic_columns import (index_dtype, numbered, occurrences, plain_columns, plain_size, read_only,
+                                 size_column, size_dtype, valid_size)
 from .io.traffic_csv import host_table, read_transfer_table
 from .matrices import SPEC_FIELDS as MATRIX_FIELDS
 from .moe import SPEC_FIELDS as MOE_FIELDS
@@ -63,8 +65,8 @@ class Traffic:
     def __init__(self, transfers: Iterable[Transfer], name: str = "traffic") -> None:
         given = tuple(transfers)
         hosts, src, dst = host_table([t.src for t in given], [t.dst for t in given])
-        dtype = _index_dtype(len(hosts))
-        self._set_columns(hosts, src.astype(dtype), dst.astype(dtype), _size_column([t.size_bytes for t in given]), name)
+        dtype = index_dtype(len(hosts))
+        self._set_columns(hosts, src.astype(dtype), dst.astype(dtype), size_column([t.size_bytes for t in given]), name)
         # Kept as given, so that iteration returns these objects and check() sees bad sizes.
         self._transfers = given
 
@@ -92,13 +94,13 @@ class Traffic:
             if len(column) and (column.dtype.kind not in "iu" or column.min() < 0 or column.max() >= len(hosts)):
                 raise TrafficError(f"traffic {name}: {end} must hold indices into the {len(hosts)} hosts")
         if np.ndim(size_bytes) == 0:
-            sizes = np.broadcast_to(np.asarray(size_bytes, dtype=_size_dtype([size_bytes])), src.shape)
+            sizes = np.broadcast_to(np.asarray(size_bytes, dtype=size_dtype([size_bytes])), src.shape)
         else:
             given = np.asarray(size_bytes)
-            sizes = _size_column(given if given.dtype.kind in "iu" else list(given.tolist()))
+            sizes = size_column(given if given.dtype.kind in "iu" else list(given.tolist()))
             if sizes.shape != src.shape:
                 raise TrafficError(f"traffic {name}: {len(sizes)} sizes for {len(src)} transfers")
-        dtype = _index_dtype(len(hosts))
+        dtype = index_dtype(len(hosts))
         traffic = cls.__new__(cls)
         traffic._set_columns(hosts, src.astype(dtype, copy=False), dst.astype(dtype, copy=False), sizes, name)
         return traffic
@@ -124,17 +126,17 @@ class Traffic:
     @property
     def src_index(self) -> np.ndarray:
         """Index in :attr:`host_table` of each transfer's source (read only)."""
-        return _read_only(self._src)
+        return read_only(self._src)
 
     @property
     def dst_index(self) -> np.ndarray:
         """Index in :attr:`host_table` of each transfer's destination (read only)."""
-        return _read_only(self._dst)
+        return read_only(self._dst)
 
     @property
     def sizes(self) -> np.ndarray:
         """Each transfer's size in bytes: int64, or Python objects when one does not fit."""
-        return _read_only(self._sizes)
+        return read_only(self._sizes)
 
     @property
     def uniform_size(self) -> int | None:
@@ -142,7 +144,7 @@ class Traffic:
         if "uniform_size" not in self.derived:
             sizes = self._sizes
             same = len(sizes) > 0 and (sizes.strides == (0,) or bool(np.all(sizes == sizes[0])))
-            self.derived["uniform_size"] = _plain(sizes[0]) if same else None
+            self.derived["uniform_size"] = plain_size(sizes[0]) if same else None
         return self.derived["uniform_size"]
 
     # -- the list of transfers -----------------------------------------------------------------
@@ -152,7 +154,7 @@ class Traffic:
         """The transfers as objects (made once, when first asked for)."""
         if self._transfers is None:
             hosts = self.host_table
-            self._transfers = tuple(Transfer(hosts[s], hosts[d], _plain(z))
+            self._transfers = tuple(Transfer(hosts[s], hosts[d], plain_size(z))
                                     for s, d, z in zip(self._src.tolist(), self._dst.tolist(), self._sizes.tolist()))
         return self._transfers
 
@@ -162,8 +164,8 @@ class Traffic:
         if self._names is None:
             hosts = self.host_table
             pairs = [f"{hosts[s]}->{hosts[d]}" for s, d in zip(self._src.tolist(), self._dst.tolist())]
-            occurrence = _occurrences(self._src, self._dst, len(hosts))
-            self._names = pairs if len(occurrence) == 0 or occurrence.max() == 1 else _numbered(pairs, occurrence)
+            occurrence = occurrences(self._src, self._dst, len(hosts))
+            self._names = pairs if len(occurrence) == 0 or occurrence.max() == 1 else numbered(pairs, occurrence)
         return self._names
 
     @property
@@ -183,7 +185,7 @@ class Traffic:
         if self._transfers is not None or isinstance(i, slice):
             return self.transfers[i]
         i = range(len(self))[i]  # negative indices and bounds as a tuple has them
-        return Transfer(self.host_table[self._src[i]], self.host_table[self._dst[i]], _plain(self._sizes[i]))
+        return Transfer(self.host_table[self._src[i]], self.host_table[self._dst[i]], plain_size(self._sizes[i]))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Traffic):
@@ -207,10 +209,10 @@ class Traffic:
     def total_bytes(self) -> int:
         sizes, n = self._sizes, len(self)
         if n and sizes.strides == (0,):
-            return _plain(sizes[0]) * n
+            return plain_size(sizes[0]) * n
         if n and sizes.dtype != object and int(np.abs(sizes).max()) * n < 2 ** 63:
             return int(sizes.sum(dtype=np.int64))
-        return sum(_plain(z) for z in sizes.tolist())
+        return sum(plain_size(z) for z in sizes.tolist())
 
     # -- against a network ---------------------------------------------------------------------
 
@@ -246,7 +248,7 @@ class Traffic:
                 raise TrafficError(f"{where}.{end}: unknown host {host!r}")
             if not getattr(node, ok):
                 raise TrafficError(f"{where}.{end}: host {host} does not {ok[:-1]} (its role is {node.role})")
-        if not _valid_size(t.size_bytes):
+        if not valid_size(t.size_bytes):
             raise TrafficError(f"{where}.size_bytes: expected a whole number of bytes from 1 to {MAX_SIZE_BYTES:,}, "
                                f"got {t.size_bytes!r}")
         try:
@@ -278,7 +280,7 @@ class Traffic:
 
     def to_dict(self) -> dict[str, Any]:
         hosts = self.host_table
-        sizes = [_plain(z) for z in self._sizes.tolist()] if self._sizes.dtype == object else self._sizes.tolist()
+        sizes = [plain_size(z) for z in self._sizes.tolist()] if self._sizes.dtype == object else self._sizes.tolist()
         return {"name": self.name,
                 "transfers": [{"src": hosts[s], "dst": hosts[d], "size_bytes": z}
                               for s, d, z in zip(self._src.tolist(), self._dst.tolist(), sizes)]}
@@ -306,7 +308,7 @@ class Traffic:
             return {"name": self.name, "transfers": EncodedList(
                 lambda level, per_line: _core.transfers_json(*columns, per_line, level))}
         hosts = encoded_strings(self.host_table)
-        sizes = [_plain(z) for z in self._sizes.tolist()] if self._sizes.dtype == object else self._sizes
+        sizes = [plain_size(z) for z in self._sizes.tolist()] if self._sizes.dtype == object else self._sizes
         return {"name": self.name,
                 "transfers": EncodedItems([f'{{"src": {hosts[s]}, "dst": {hosts[d]}, "size_bytes": {z}}}' for s, d, z
                                            in zip(self._src.tolist(), self._dst.tolist(), encoded_numbers(sizes))])}
@@ -317,7 +319,7 @@ class Traffic:
         it, unless ``default_size_bytes`` is given (``--size``): input is strict, a size is never
         guessed."""
         f = Fields(doc, where, TrafficError, ("format", "version", "name", "transfers"))
-        plain = _plain_columns(f.get("transfers", read_list))
+        plain = plain_columns(f.get("transfers", read_list))
         if plain is not None:
             return cls.from_arrays(*plain, f.get("name", read_str, "traffic"))
         transfers = []
@@ -331,90 +333,10 @@ class Traffic:
         return cls(transfers, f.get("name", read_str, "traffic"))
 
 
-def _plain_columns(items: list) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray] | None:
-    """The transfers ``items`` as columns (host table, senders, receivers, sizes) when every one
-    is plain — exactly ``src`` and ``dst`` (non-empty strings) and ``size_bytes`` (a whole
-    number from 1 to :data:`MAX_SIZE_BYTES`), which the item by item reader takes as they are:
-    no object per transfer (see the commit for a million); None otherwise, for that reader to
-    read them and name what is wrong."""
-    if not all(type(item) is dict and len(item) == 3 for item in items):
-        return None
-    try:
-        src = [item["src"] for item in items]
-        dst = [item["dst"] for item in items]
-        sizes = [item["size_bytes"] for item in items]
-    except KeyError:
-        return None
-    if not all(type(h) is str and h for h in src) or not all(type(h) is str and h for h in dst):
-        return None
-    if not all(type(z) is int and 0 < z <= MAX_SIZE_BYTES for z in sizes):
-        return None
-    hosts, src_index, dst_index = host_table(src, dst)
-    return hosts, src_index, dst_index, np.array(sizes, dtype=np.int64)
-
-
 # -- columns -------------------------------------------------------------------------------------
 
 #: Transfers a column-wise check looks at together: bounds the memory of its temporaries.
 CHUNK = 1 << 20
-
-
-def _index_dtype(n: int) -> type:
-    """The narrowest integer type that indexes ``n`` hosts: millions of transfers take 2 bytes
-    an end up to 32,767 hosts."""
-    return np.int16 if n < 2 ** 15 else np.int32
-
-
-def _valid_size(z: Any) -> bool:
-    return isinstance(z, (int, np.integer)) and not isinstance(z, (bool, np.bool_)) and 0 < z <= MAX_SIZE_BYTES
-
-
-def _size_dtype(sizes: Sequence[Any]) -> type:
-    """int64 when every size is a whole number that fits, else object (kept as given, so that
-    :meth:`Traffic.check` can name a bad one and sums of huge sizes stay exact)."""
-    ok = all(isinstance(z, (int, np.integer)) and not isinstance(z, (bool, np.bool_)) and -2 ** 63 < z < 2 ** 63
-             for z in sizes)
-    return np.int64 if ok else object
-
-
-def _size_column(sizes: list[Any] | np.ndarray) -> np.ndarray:
-    # An array of integers that int64 holds is taken at once (uint64 may not fit: read one by one).
-    if isinstance(sizes, np.ndarray) and (sizes.dtype.kind == "i"
-                                          or sizes.dtype.kind == "u" and sizes.dtype.itemsize < 8):
-        return sizes.astype(np.int64).reshape(len(sizes))
-    dtype = _size_dtype(sizes)
-    if dtype is object:
-        column = np.empty(len(sizes), dtype=object)
-        column[:] = sizes
-        return column
-    return np.array(sizes, dtype=np.int64).reshape(len(sizes))
-
-
-def _occurrences(src: np.ndarray, dst: np.ndarray, hosts: int) -> np.ndarray:
-    """Each transfer's rank among the transfers between the same two hosts, from 1, in order."""
-    key = src.astype(np.int64) * hosts + dst
-    order = np.argsort(key, kind="stable")
-    ordered = key[order]
-    first = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if len(key) else order
-    rank = np.empty(len(key), dtype=np.int64)
-    rank[order] = np.arange(len(key)) - np.repeat(first, np.diff(np.append(first, len(key)))) + 1
-    return rank
-
-
-def _numbered(pairs: list[str], occurrence: np.ndarray) -> list[str]:
-    """Names from ``src->dst`` pairs, the repeats of a pair numbered ``#2``, ``#3``, …"""
-    return [pair if k == 1 else f"{pair}#{k}" for pair, k in zip(pairs, occurrence.tolist())]
-
-
-def _plain(z: Any) -> Any:
-    """A size as a Python int (numpy integers become ints; anything else stays as it is)."""
-    return int(z) if isinstance(z, np.integer) else z
-
-
-def _read_only(a: np.ndarray) -> np.ndarray:
-    view = a.view()
-    view.flags.writeable = False
-    return view
 
 
 def _first_invalid(traffic: Traffic, net: Network) -> int | None:
@@ -439,9 +361,9 @@ def _first_invalid(traffic: Traffic, net: Network) -> int | None:
         part = slice(start, start + CHUNK)
         src, dst = traffic._src[part], traffic._dst[part]
         if uniform is not None:
-            size_ok = np.bool_(_valid_size(uniform))
+            size_ok = np.bool_(valid_size(uniform))
         elif sizes.dtype == object:
-            size_ok = np.array([_valid_size(z) for z in sizes[part]], dtype=bool)
+            size_ok = np.array([valid_size(z) for z in sizes[part]], dtype=bool)
         else:
             size_ok = (sizes[part] > 0) & (sizes[part] <= MAX_SIZE_BYTES)
         composed = up_ok[src] & down_ok[dst] & size_ok
@@ -560,7 +482,7 @@ def half_all_to_all(net: Network, hosts: Sequence[str] | None = None, size_bytes
     senders, receivers = _roles(net, hosts)
     table = list(dict.fromkeys(senders + receivers))
     index = {h: i for i, h in enumerate(table)}
-    dtype = _index_dtype(len(table))
+    dtype = index_dtype(len(table))
     src, dst = _product(np.array([index[h] for h in senders], dtype=dtype),
                         np.array([index[h] for h in receivers], dtype=dtype), include_self)
     return Traffic.from_arrays(table, src, dst, size_bytes, "half-all-to-all")
