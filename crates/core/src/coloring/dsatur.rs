@@ -59,18 +59,33 @@ pub fn dsatur_until(
         slots,
         deadline,
         interrupt,
-        pipelined(paths.len()),
+        if pipelined(paths.len()) {
+            Threads::Two
+        } else {
+            Threads::One
+        },
     )
 }
 
-/// [`dsatur_until`], colouring on two threads if `two` ([`colour_in_two`]), else on one.
+/// On how many threads DSatur colours.
+#[derive(Clone, Copy)]
+enum Threads {
+    One,
+    /// Two ([`colour_in_two`]), one again if the other core is not free.
+    Two,
+    /// Two, then one from this step on whatever the other core does (for the tests).
+    #[cfg(test)]
+    TwoThenOneAt(u64),
+}
+
+/// [`dsatur_until`], colouring on the `threads` asked for.
 fn dsatur_in(
     paths: &[Vec<u32>],
     resources: usize,
     slots: &[u32],
     deadline: Option<Instant>,
     interrupt: &Interrupt,
-    two: bool,
+    threads: Threads,
 ) -> CoreResult<Option<Vec<Vec<u32>>>> {
     let slots = checked_slots(slots, resources)?;
     check_paths(paths, resources)?;
@@ -92,10 +107,11 @@ fn dsatur_in(
     let queue = MaxTree::new(&tie_break(&degree, &local));
     drop(degree);
     let painter = Painter::new(paths, &lists, &local, &slots, members);
-    let frames = if two {
-        colour_in_two(painter, queue, clock)
-    } else {
-        colour_in_one(painter, queue, clock)
+    let frames = match threads {
+        Threads::One => colour_in_one(painter, queue, clock),
+        Threads::Two => colour_in_two(painter, queue, clock, None),
+        #[cfg(test)]
+        Threads::TwoThenOneAt(step) => colour_in_two(painter, queue, clock, Some(step)),
     };
     let Some(mut frames) = frames? else {
         return clock.gave_up();
@@ -209,6 +225,11 @@ impl<'a> Painter<'a> {
         self.local.len()
     }
 
+    /// How many vertices are left to colour.
+    pub(super) fn uncoloured(&self) -> usize {
+        self.vertices() - self.frames.iter().map(Vec::len).sum::<usize>()
+    }
+
     /// The most vertices the lists of one call of [`Painter::colour`] hold together: those of
     /// the resources of a path, the longest in total.
     pub(super) fn most_per_colour(&self) -> usize {
@@ -252,15 +273,15 @@ impl Sink for Raise<'_> {
     }
 }
 
-/// DSatur's colouring on the calling thread: the vertex of the largest key is coloured, the
-/// lists it publishes raised, and so on. `None` if `clock` expired.
-fn colour_in_one(
+/// DSatur's colouring on the calling thread, of the vertices left: the vertex of the largest
+/// key is coloured, the lists it publishes raised, and so on. `None` if `clock` expired.
+pub(super) fn colour_in_one(
     mut painter: Painter,
     mut queue: MaxTree,
     clock: &mut Clock,
 ) -> CoreResult<Option<Vec<Vec<u32>>>> {
     let mut newly = Vec::new();
-    for _ in 0..painter.vertices() {
+    for _ in 0..painter.uncoloured() {
         if clock.expired() {
             return Ok(None);
         }
@@ -495,9 +516,17 @@ mod tests {
                     "round {round}"
                 );
                 assert_eq!(
-                    in_two(&paths, resources, slots, None).unwrap(),
-                    Some(expected),
+                    in_two(&paths, resources, slots, None).unwrap().as_ref(),
+                    Some(&expected),
                     "round {round} on two threads"
+                );
+                // Gone on alone part of the way, as when the other core is taken.
+                let step = rng.below(paths.len() as u64 + 1);
+                let alone = Threads::TwoThenOneAt(step);
+                assert_eq!(
+                    dsatur_in(&paths, resources, slots, None, &Interrupt::never(), alone).unwrap(),
+                    Some(expected),
+                    "round {round} alone from step {step}"
                 );
             }
         }
@@ -556,7 +585,14 @@ mod tests {
         slots: &[u32],
         deadline: Option<Instant>,
     ) -> CoreResult<Option<Vec<Vec<u32>>>> {
-        dsatur_in(paths, resources, slots, deadline, &Interrupt::never(), true)
+        dsatur_in(
+            paths,
+            resources,
+            slots,
+            deadline,
+            &Interrupt::never(),
+            Threads::Two,
+        )
     }
 
     #[test]
@@ -575,7 +611,7 @@ mod tests {
         let probe = || calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 2;
         let interrupt = Interrupt::new(&probe);
         assert_eq!(
-            dsatur_in(&paths, resources, &slots, None, &interrupt, true),
+            dsatur_in(&paths, resources, &slots, None, &interrupt, Threads::Two),
             Err(CoreError::Interrupted)
         );
     }

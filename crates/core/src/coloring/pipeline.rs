@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
 use super::degrees::joined;
-use super::dsatur::{Clock, Painter, Sink};
+use super::dsatur::{colour_in_one, Clock, Painter, Sink};
 use super::queue::MaxTree;
 use crate::error::CoreResult;
 
@@ -71,18 +71,22 @@ impl Handoff {
     }
 
     /// What the painter published of `step` once it is more than `read` vertices or done:
-    /// `(count, done)`; `None` if the painter's thread ended first.
-    fn wait_published(&self, step: u64, read: usize) -> Option<(usize, bool)> {
+    /// `(count, done, whether the wait gave the processor up)`; `None` if the painter's thread
+    /// ended first.
+    fn wait_published(&self, step: u64, read: usize) -> Option<(usize, bool, bool)> {
         let mut spins = 0;
         loop {
+            // Read before the word: a painter that published and then ended is seen to have
+            // published.
+            let gone = self.gone.load(Ordering::Acquire);
             let published = self.published.0.load(Ordering::Acquire);
             if published >> 33 == step + 1 {
                 let (count, done) = ((published & 0xffff_ffff) as usize, published >> 32 & 1 == 1);
                 if count > read || done {
-                    return Some((count, done));
+                    return Some((count, done, spins >= Self::SPINS));
                 }
             }
-            if self.gone.load(Ordering::Acquire) {
+            if gone {
                 return None;
             }
             wait_a_little(&mut spins);
@@ -151,10 +155,17 @@ impl Drop for StopOnLeaving<'_> {
 
 /// [`super::dsatur`]'s colouring with the painter on a thread of its own and the queue on the
 /// calling thread (which probes the interrupt and reads the clock); `None` if `clock` expired.
+///
+/// When the painter is not running beside the queue's thread (another program holds the other
+/// core: the threads then hand over through the scheduler, and took 19.4 s at a million
+/// transfers where one thread took 9.6 s), the colouring goes on on the calling thread alone,
+/// from where it is: the same colouring. `alone_at`: a step from which it goes on alone
+/// whatever the other core does.
 pub(super) fn colour_in_two(
     painter: Painter,
     mut queue: MaxTree,
     clock: &mut Clock,
+    alone_at: Option<u64>,
 ) -> CoreResult<Option<Vec<Vec<u32>>>> {
     let n = painter.vertices();
     let mut buffer = vec![0u32; painter.most_per_colour()];
@@ -165,25 +176,48 @@ pub(super) fn colour_in_two(
         capacity: buffer.len(),
         buffer: buffer.as_mut_ptr(),
     };
-    let (frames, finished) = thread::scope(|s| {
+    let (painter, ended) = thread::scope(|s| {
         let hand = &hand;
         let painting = s.spawn(move || paint(painter, hand));
-        let finished = {
+        let ended = {
             let _stop = StopOnLeaving(hand);
-            drive(&mut queue, hand, clock, n)
+            drive(&mut queue, hand, clock, n, alone_at)
         };
-        (joined(painting), finished)
+        (joined(painting), ended)
     });
     drop(buffer);
-    Ok(if finished { frames } else { None })
+    match ended {
+        Ended::Done => Ok(Some(painter.into_frames())),
+        Ended::Stopped => Ok(None),
+        Ended::Alone => colour_in_one(painter, queue, clock),
+    }
 }
 
-/// The painter's thread: each vertex handed over coloured and its lists published; the frames,
-/// or `None` if told to stop.
-fn paint(mut painter: Painter, hand: &Handoff) -> Option<Vec<Vec<u32>>> {
+/// How the queue's thread left its loop.
+enum Ended {
+    /// Every vertex coloured.
+    Done,
+    /// The clock expired or the user interrupted (or the painter ended early).
+    Stopped,
+    /// The painter was too often not running beside it: go on alone.
+    Alone,
+}
+
+/// Steps over which the queue's thread counts the waits for the painter that had to give the
+/// processor up, and how many of them make it go on alone: with the other core free, a wait
+/// is a few microseconds of spinning (none of a million steps gave up more than a handful in
+/// a window); with it busy, most steps wait for the scheduler.
+const WINDOW: u64 = 1024;
+const SLOW_WAITS: u32 = 128;
+
+/// The painter's thread: each vertex handed over coloured and its lists published, until all
+/// are or it is told to stop; the painter, for the frames or for the calling thread to go on.
+fn paint<'a>(mut painter: Painter<'a>, hand: &Handoff) -> Painter<'a> {
     let _gone = Gone(&hand.gone);
     for step in 0..painter.vertices() as u64 {
-        let v = hand.wait_next(step)?;
+        let Some(v) = hand.wait_next(step) else {
+            break;
+        };
         let mut publish = Publish {
             hand,
             step,
@@ -192,15 +226,31 @@ fn paint(mut painter: Painter, hand: &Handoff) -> Option<Vec<Vec<u32>>> {
         painter.colour(v, &mut publish);
         publish.mark(true);
     }
-    Some(painter.into_frames())
+    painter
 }
 
 /// The queue's thread: for each step, the vertex of the largest key handed over and every
-/// list published for it raised. False if the clock expired or the painter ended early.
-fn drive(queue: &mut MaxTree, hand: &Handoff, clock: &mut Clock, n: usize) -> bool {
+/// list published for it raised.
+fn drive(
+    queue: &mut MaxTree,
+    hand: &Handoff,
+    clock: &mut Clock,
+    n: usize,
+    alone_at: Option<u64>,
+) -> Ended {
+    let mut slow = 0;
     for step in 0..n as u64 {
         if clock.expired() {
-            return false;
+            return Ended::Stopped;
+        }
+        if alone_at == Some(step) {
+            return Ended::Alone;
+        }
+        if step % WINDOW == 0 {
+            if slow >= SLOW_WAITS {
+                return Ended::Alone;
+            }
+            slow = 0;
         }
         let v = queue.max_leaf();
         queue.remove(v);
@@ -209,9 +259,10 @@ fn drive(queue: &mut MaxTree, hand: &Handoff, clock: &mut Clock, n: usize) -> bo
             .store((step + 1) << 32 | v as u64, Ordering::Release);
         let mut read = 0;
         loop {
-            let Some((count, done)) = hand.wait_published(step, read) else {
-                return false;
+            let Some((count, done, yielded)) = hand.wait_published(step, read) else {
+                return Ended::Stopped;
             };
+            slow += u32::from(yielded);
             // Published before it was marked so: the painter writes there no more this step.
             let lists = unsafe { std::slice::from_raw_parts(hand.buffer.add(read), count - read) };
             for &u in lists {
@@ -223,5 +274,5 @@ fn drive(queue: &mut MaxTree, hand: &Handoff, clock: &mut Clock, n: usize) -> bo
             }
         }
     }
-    true
+    Ended::Done
 }
