@@ -113,12 +113,12 @@ pub fn augment_to_maximum(g: &DynamicBipartite, m: &mut Matching, usable: &impl 
     loop {
         // BFS from every free left vertex, layering left vertices by alternating distance.
         queue.clear();
-        for l in 0..n {
-            if m.at_left[l].is_none() {
-                layer[l] = 0;
+        for (l, (layer, matched)) in layer.iter_mut().zip(&m.at_left).enumerate() {
+            if matched.is_none() {
+                *layer = 0;
                 queue.push(l);
             } else {
-                layer[l] = UNREACHED;
+                *layer = UNREACHED;
             }
         }
         // The search stops at the first free right vertex it meets: the layers built so far hold

@@ -46,10 +46,9 @@ pub fn first_fit(paths: &[Vec<u32>], resources: usize, slots: &[u32]) -> CoreRes
                 }
             }
             let mut f = occupancy.first_free(path, 0);
-            while !repeated
-                .iter()
-                .all(|&(r, need)| occupancy.used(r as usize, f) + need <= occupancy.slots[r as usize])
-            {
+            while !repeated.iter().all(|&(r, need)| {
+                occupancy.used(r as usize, f) + need <= occupancy.slots[r as usize]
+            }) {
                 f = occupancy.first_free(path, f + 1);
             }
             f
@@ -149,7 +148,9 @@ impl Occupancy {
     fn used(&self, r: usize, f: u32) -> u32 {
         if self.slots[r] == 1 {
             let w = (f / 64) as usize;
-            self.full[r].get(w).map_or(0, |&word| ((word >> (f % 64)) & 1) as u32)
+            self.full[r]
+                .get(w)
+                .map_or(0, |&word| ((word >> (f % 64)) & 1) as u32)
         } else {
             self.used[r].get(f as usize).copied().unwrap_or(0)
         }
@@ -199,7 +200,10 @@ mod tests {
             for (t, path) in paths.iter().enumerate() {
                 let mut need = vec![0u32; slots.len()];
                 path.iter().for_each(|&r| need[r as usize] += 1);
-                let fits = |on: &Vec<u32>| path.iter().all(|&r| on[r as usize] + need[r as usize] <= slots[r as usize]);
+                let fits = |on: &Vec<u32>| {
+                    path.iter()
+                        .all(|&r| on[r as usize] + need[r as usize] <= slots[r as usize])
+                };
                 let f = on.iter().position(fits).unwrap_or(on.len());
                 if f == on.len() {
                     on.push(vec![0; slots.len()]);
@@ -215,7 +219,8 @@ mod tests {
             let n = 1 + rng.below(if round < 250 { 200 } else { 3000 }) as usize;
             let resources = 1 + rng.below(30) as usize;
             let max_slots = [1, 2, 3][round as usize % 3];
-            let (mut paths, slots) = random_traffic(&mut rng, n, resources, max_slots, 4, round % 4 == 3);
+            let (mut paths, slots) =
+                random_traffic(&mut rng, n, resources, max_slots, 4, round % 4 == 3);
             if round % 4 == 3 {
                 // Keep only repeats that fit.
                 for p in &mut paths {
@@ -227,7 +232,10 @@ mod tests {
                 }
             }
             let frames = first_fit(&paths, resources, &slots).unwrap();
-            assert!(is_valid_with_slots(&paths, &slots, &frames), "round {round}");
+            assert!(
+                is_valid_with_slots(&paths, &slots, &frames),
+                "round {round}"
+            );
             assert_eq!(frames, reference(&paths, &slots), "round {round}");
             if max_slots == 1 {
                 let frames = first_fit(&paths, resources, &[]).unwrap();

@@ -51,11 +51,15 @@ mod tests {
         max_len: u64,
         repeats: bool,
     ) -> (Vec<Vec<u32>>, Vec<u32>) {
-        let slots = (0..resources).map(|_| 1 + rng.below(max_slots) as u32).collect();
+        let slots = (0..resources)
+            .map(|_| 1 + rng.below(max_slots) as u32)
+            .collect();
         let paths = (0..n)
             .map(|_| {
                 let len = 1 + rng.below(max_len) as usize;
-                let mut p: Vec<u32> = (0..len).map(|_| rng.below(resources as u64) as u32).collect();
+                let mut p: Vec<u32> = (0..len)
+                    .map(|_| rng.below(resources as u64) as u32)
+                    .collect();
                 if !repeats {
                     p.sort_unstable();
                     p.dedup();
@@ -68,9 +72,16 @@ mod tests {
 
     /// A random all-to-all on hosts with an up and a down link each, over a few shared
     /// middle resources.
-    pub(super) fn random_all_to_all(rng: &mut Rng, hosts: u32, middle: u32, max_slots: u64) -> (Vec<Vec<u32>>, Vec<u32>) {
+    pub(super) fn random_all_to_all(
+        rng: &mut Rng,
+        hosts: u32,
+        middle: u32,
+        max_slots: u64,
+    ) -> (Vec<Vec<u32>>, Vec<u32>) {
         let resources = 2 * hosts + middle;
-        let slots = (0..resources).map(|_| 1 + rng.below(max_slots) as u32).collect();
+        let slots = (0..resources)
+            .map(|_| 1 + rng.below(max_slots) as u32)
+            .collect();
         let mut paths = Vec::new();
         for s in 0..hosts {
             for d in 0..hosts {
@@ -100,8 +111,14 @@ mod tests {
         assert!(dsatur(&[], 2, &[]).unwrap().is_empty());
         assert!(first_fit(&[], 2, &[]).unwrap().is_empty());
         // A transfer on no resource conflicts with nothing.
-        assert_eq!(dsatur(&[vec![], vec![0]], 1, &[]).unwrap(), vec![vec![0, 1]]);
-        assert_eq!(first_fit(&[vec![], vec![0]], 1, &[]).unwrap(), vec![vec![0, 1]]);
+        assert_eq!(
+            dsatur(&[vec![], vec![0]], 1, &[]).unwrap(),
+            vec![vec![0, 1]]
+        );
+        assert_eq!(
+            first_fit(&[vec![], vec![0]], 1, &[]).unwrap(),
+            vec![vec![0, 1]]
+        );
     }
 
     #[test]
@@ -165,7 +182,10 @@ mod tests {
             let optimum = brute_force_frames(&paths, &slots);
             assert!(frames.len() >= optimum);
             let greedy = first_fit(&paths, slots.len(), &slots).unwrap();
-            assert!(is_valid_with_slots(&paths, &slots, &greedy), "{paths:?} {slots:?}");
+            assert!(
+                is_valid_with_slots(&paths, &slots, &greedy),
+                "{paths:?} {slots:?}"
+            );
             assert!(greedy.len() >= optimum);
         }
     }

@@ -4,7 +4,11 @@ use crate::slots::checked_slots;
 
 /// DSatur as first written, one scan of every vertex per step: the reference the faster
 /// one must agree with exactly.
-pub(super) fn reference_dsatur(paths: &[Vec<u32>], resources: usize, slots: &[u32]) -> Vec<Vec<u32>> {
+pub(super) fn reference_dsatur(
+    paths: &[Vec<u32>],
+    resources: usize,
+    slots: &[u32],
+) -> Vec<Vec<u32>> {
     let slots = checked_slots(slots, resources).unwrap();
     let n = paths.len();
     let mut users: Vec<Vec<u32>> = vec![Vec::new(); resources];
@@ -49,8 +53,9 @@ pub(super) fn reference_dsatur(paths: &[Vec<u32>], resources: usize, slots: &[u3
         let c = bits
             .iter()
             .position(|&w| w != u64::MAX)
-            .map_or(bits.len() * 64, |w| w * 64 + (!bits[w]).trailing_zeros() as usize)
-            as u32;
+            .map_or(bits.len() * 64, |w| {
+                w * 64 + (!bits[w]).trailing_zeros() as usize
+            }) as u32;
         colour[v] = c;
         if c as usize == frames.len() {
             frames.push(Vec::new());
