@@ -129,7 +129,18 @@ class Schedule:
     @classmethod
     def from_indices(cls, network: Network, traffic: Traffic, frames: Iterable[Iterable[int]],
                      info: ScheduleInfo) -> Schedule:
-        """A schedule of whole transfers, frames given as transfer indices."""
+        """A schedule of whole transfers, frames given as transfer indices. Held as a column
+        (:meth:`from_frame_of`, checked and timed in the core) when the frames hold every
+        transfer once and none is empty; as lists of pieces otherwise, for the validator to
+        name what is wrong."""
+        frames = [list(f) for f in frames]
+        order = np.fromiter((i for f in frames for i in f), dtype=np.int64)
+        n = len(traffic)
+        if (frames and all(frames) and len(order) == n and order.min() >= 0 and order.max() < n
+                and np.bincount(order, minlength=n).max() == 1):
+            frame_of = np.empty(n, dtype=np.int64)
+            frame_of[order] = np.repeat(np.arange(len(frames)), [len(f) for f in frames])
+            return cls.from_frame_of(network, traffic, frame_of, info, order)
         pieces = _whole_pieces(traffic)
         return cls(network, traffic, [[pieces[i] for i in f] for f in frames], info)
 
