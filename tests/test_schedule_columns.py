@@ -16,7 +16,7 @@ from liquidsched import _core
 from liquidsched.errors import TrafficError
 from liquidsched.io.files import dump_document
 from liquidsched.io.topology import topology_from_dict, topology_to_dict
-from liquidsched.schedule import Schedule, ScheduleInfo
+from liquidsched.schedule import Piece, Schedule, ScheduleInfo
 from liquidsched.schedulers import plan
 from liquidsched.topologies import two_switch
 from liquidsched.traffic import Traffic, Transfer
@@ -40,8 +40,24 @@ def hosts_renamed(net, names):
 def both_forms(net, traffic, frame_of):
     """The schedule as a column and as lists of pieces (frames in the same order)."""
     frames = [np.flatnonzero(frame_of == f).tolist() for f in range(int(frame_of.max()) + 1)]
+    pieces = [Piece(name, t.size_bytes) for name, t in zip(traffic.names, traffic)]
     return (Schedule.from_frame_of(net, traffic, frame_of, ScheduleInfo("by hand")),
-            Schedule.from_indices(net, traffic, frames, ScheduleInfo("by hand")))
+            Schedule(net, traffic, [[pieces[i] for i in f] for f in frames], ScheduleInfo("by hand")))
+
+
+def test_frames_of_indices_are_held_as_a_column_when_they_hold_every_transfer_once():
+    net = two_switch()
+    hosts = net.hosts()
+    traffic = Traffic([Transfer(hosts[i], hosts[5 + i], 10 + i) for i in range(4)])
+    info = ScheduleInfo("by hand")
+    column = Schedule.from_indices(net, traffic, [[3, 1], [0, 2]], info)
+    assert column.frame_columns is not None
+    assert [[p.transfer for p in f] for f in column.frames] == [[traffic.names[3], traffic.names[1]],
+                                                                 [traffic.names[0], traffic.names[2]]]
+    # Twice, missing, an empty frame: as lists, for the validator to name.
+    for frames in ([[0, 1], [1, 2, 3]], [[0, 1], [2]], [[0, 1], [], [2, 3]]):
+        schedule = Schedule.from_indices(net, traffic, frames, info)
+        assert schedule.frame_columns is None and validate(schedule)
 
 
 @settings(max_examples=150, deadline=None)
