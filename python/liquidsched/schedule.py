@@ -393,8 +393,7 @@ class Schedule:
         if traffic is None:
             traffic = Traffic.from_dict(traffic_doc, f"{prefix}traffic")
         if whole is not None:
-            frame_of, order = whole
-            return cls.from_frame_of(network, traffic, frame_of, info, order)
+            return cls.from_indices(network, traffic, whole, info)
         relay = None if relay_doc is None else Relay.from_dict(relay_doc, traffic, f"{prefix}relay")
         return cls(network, traffic, frames, info, relay)
 
@@ -498,40 +497,36 @@ def _check_is_schedule_document(doc: Any) -> None:
             + "; schedule files are written by liquidsched plan --output")
 
 
-def _whole_frames(frames: list, traffic_doc: Any, prefix: str
-                  ) -> tuple[Traffic | None, tuple[np.ndarray, np.ndarray] | None]:
-    """The traffic of a schedule document, if it reads, and, when its frames are plain — every
-    transfer of the traffic exactly once, whole, as ``{"transfer": name, "bytes": size}``, in
-    frames of at least one — each transfer's frame and the order the frames list them in: the
-    schedule is then held as a column (:meth:`Schedule.from_frame_of`) and no object is made per
-    transfer (see the commit for a million). Otherwise the frames are read piece by piece,
-    which names what is wrong in them."""
+def _whole_frames(frames: list, traffic_doc: Any, prefix: str) -> tuple[Traffic | None, list[list[int]] | None]:
+    """The traffic of a schedule document, if it reads, and, when every piece of its frames is
+    a whole transfer of it as ``{"transfer": name, "bytes": size}``, the frames as transfer
+    indices, for :meth:`Schedule.from_indices` (which holds them as a column when every
+    transfer is there once: no object is made per transfer). Otherwise the frames are read piece
+    by piece, which names what is wrong in them."""
     if not isinstance(traffic_doc, dict):
         return None, None
     try:
         traffic = Traffic.from_dict(traffic_doc, f"{prefix}traffic")
     except TrafficError:
         return None, None
-    if traffic.sizes.dtype != np.int64 or not frames:
+    if traffic.sizes.dtype != np.int64:
         return traffic, None
     index, sizes = traffic.index, traffic.sizes.tolist()
-    frame_of = [-1] * len(traffic)
-    order = []
-    for f, frame in enumerate(frames):
-        if type(frame) is not list or not frame:
+    indices = []
+    for frame in frames:
+        if type(frame) is not list:
             return traffic, None
+        ts = []
         for item in frame:
             if type(item) is not dict or len(item) != 2:
                 return traffic, None
             name, size = item.get("transfer"), item.get("bytes")
             t = index.get(name) if type(name) is str else None
-            if t is None or type(size) is not int or size != sizes[t] or frame_of[t] >= 0:
+            if t is None or type(size) is not int or size != sizes[t]:
                 return traffic, None
-            frame_of[t] = f
-            order.append(t)
-    if len(order) != len(traffic):
-        return traffic, None
-    return traffic, (np.array(frame_of, dtype=np.int64), np.array(order, dtype=np.int64))
+            ts.append(t)
+        indices.append(ts)
+    return traffic, indices
 
 
 def _read_bytes(value: Any, where: str, error: type[Exception]) -> int:

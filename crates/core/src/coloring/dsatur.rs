@@ -53,18 +53,8 @@ pub fn dsatur_until(
     deadline: Option<Instant>,
     interrupt: &Interrupt,
 ) -> CoreResult<Option<Vec<Vec<u32>>>> {
-    dsatur_in(
-        paths,
-        resources,
-        slots,
-        deadline,
-        interrupt,
-        if pipelined(paths.len()) {
-            Threads::Two
-        } else {
-            Threads::One
-        },
-    )
+    let threads = Threads::for_transfers(paths.len());
+    dsatur_in(paths, resources, slots, deadline, interrupt, threads)
 }
 
 /// On how many threads DSatur colours.
@@ -76,6 +66,18 @@ enum Threads {
     /// Two, then one from this step on whatever the other core does (for the tests).
     #[cfg(test)]
     TwoThenOneAt(u64),
+}
+
+impl Threads {
+    /// Two threads for `n` transfers where the degrees are counted on more than one (from
+    /// 65,536 transfers on, where a machine runs two threads at once), else one.
+    fn for_transfers(n: usize) -> Self {
+        if super::degrees::workers(n) >= 2 {
+            Threads::Two
+        } else {
+            Threads::One
+        }
+    }
 }
 
 /// [`dsatur_until`], colouring on the `threads` asked for.
@@ -120,12 +122,6 @@ fn dsatur_in(
         f.sort_unstable();
     }
     Ok(Some(frames))
-}
-
-/// Whether DSatur colours `n` transfers on two threads ([`colour_in_two`]): from 65,536
-/// transfers on, where a machine runs two threads at once.
-fn pipelined(n: usize) -> bool {
-    n >= 1 << 16 && super::degrees::workers(n) >= 2
 }
 
 /// Where the transfers a colour newly blocks are written, a list per resource it fills.

@@ -332,40 +332,32 @@ fn gather<O: Copy + Into<u32>>(
         let others = &others[g.others..g.others + g.len as usize * w];
         let newly = &mut newly[found..];
         found += match w {
-            1 => gather_fixed::<O, 1>(transfer, others, column, bit, newly),
-            2 => gather_fixed::<O, 2>(transfer, others, column, bit, newly),
-            3 => gather_fixed::<O, 3>(transfer, others, column, bit, newly),
-            4 => gather_fixed::<O, 4>(transfer, others, column, bit, newly),
-            5 => gather_fixed::<O, 5>(transfer, others, column, bit, newly),
-            6 => gather_fixed::<O, 6>(transfer, others, column, bit, newly),
-            _ => {
-                let mut found = 0;
-                for (&u, mine) in transfer.iter().zip(others.chunks_exact(w)) {
-                    let full = mine
-                        .iter()
-                        .fold(0, |all, &o| all | column[o.into() as usize]);
-                    newly[found] = u;
-                    found += ((!full >> bit) & 1) as usize;
-                }
-                found
-            }
+            1 => gather_entries(transfer, others.as_chunks::<1>().0, column, bit, newly),
+            2 => gather_entries(transfer, others.as_chunks::<2>().0, column, bit, newly),
+            3 => gather_entries(transfer, others.as_chunks::<3>().0, column, bit, newly),
+            4 => gather_entries(transfer, others.as_chunks::<4>().0, column, bit, newly),
+            5 => gather_entries(transfer, others.as_chunks::<5>().0, column, bit, newly),
+            6 => gather_entries(transfer, others.as_chunks::<6>().0, column, bit, newly),
+            _ => gather_entries(transfer, others.chunks_exact(w), column, bit, newly),
         };
     }
     found
 }
 
-/// [`gather`] of one group whose entries have `W` other resources.
+/// [`gather`] of one group, each of its `entries` the other resources of a transfer (arrays of
+/// a fixed size where the group's width is small, so that the loop over them is unrolled).
 #[inline(always)]
-fn gather_fixed<O: Copy + Into<u32>, const W: usize>(
+fn gather_entries<O: Copy + Into<u32>, E: AsRef<[O]>>(
     transfer: &[u32],
-    others: &[O],
+    entries: impl IntoIterator<Item = E>,
     column: &[u64],
     bit: u32,
     newly: &mut [u32],
 ) -> usize {
     let mut found = 0;
-    for (&u, mine) in transfer.iter().zip(others.as_chunks::<W>().0) {
+    for (&u, mine) in transfer.iter().zip(entries) {
         let full = mine
+            .as_ref()
             .iter()
             .fold(0, |all, &o| all | column[o.into() as usize]);
         newly[found] = u;
