@@ -19,7 +19,10 @@ pairs ``1 ≤ i ≤ j ≤ h``; group ``{i, j}`` holds class ``(i, j)`` at anchor
 ``(j, i)``; group ``{i, i}`` is unchanged by swapping the two sides, and group ``{i, h}``
 (``i < h``) holds ``(h, i)`` at anchor ``h`` and is unchanged by the swap followed by a shift of
 the anchors by ``h``. Where that structure has no solution (``n = 6``) the model without it is
-solved. Measured on one core: ``n`` = 8, 12, 14, 16 in about 0.2, 1.4, 8.5 and 56 s.
+solved. CP-SAT runs on one worker without its LP relaxation and without phase saving
+(:func:`~liquidsched.schedulers.feasibility.solve_feasibility`). Measured on one core
+(2026-11-28): ``n`` = 8, 10, 12, 14, 16 in about 0.3, 0.6, 1.6, 4.7 and 10.6 s (56 s at 16 with
+CP-SAT's defaults), ``n = 6`` without the structure 0.3 s.
 
 The ``6 × 6 × 6`` torus (``Λ = 216``, as many frames as hosts but one) is built as a product:
 every frame is a pair ``(P, t)``, ``P`` a frame of a ``6 × 6`` liquid schedule of the (Y, Z)
@@ -42,14 +45,14 @@ import time
 from typing import Any
 
 from ..bounds import compute_bound
-from ..interrupt import solve_cpsat
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic
 from .at_the_bound import info_at_the_bound
+from .feasibility import solve_feasibility
 
-#: The largest side of a square torus whose design search is tried (it took 56 s at 16; the
-#: structured model had no answer in 260 s at 18).
+#: The largest side of a square torus whose design search is tried (10.6 s at 16; at 18, 41 s
+#: with one seed and no answer in 150 s with another).
 LARGEST_SIDE = 16
 
 #: An anchored class: displacements ``(a, b)`` and anchor ``F``.
@@ -129,7 +132,7 @@ def diagonal_groups(n: int, time_limit: float | None, structured: bool = True,
         if same_idle_hosts:
             for r in range(n):
                 model.add(sum(targets[0][r]) == sum(targets[1][r]))
-    solver = _solved(model, _seconds_left(deadline))
+    solver = solve_feasibility(model, _seconds_left(deadline))
     if solver is None:
         return None
     return [[(a, b, f) for c, (a, b) in enumerate(classes) for f in range(n) if solver.boolean_value(z[c, g, f])]
@@ -182,7 +185,7 @@ def _ring_schedule(n: int, time_limit: float | None) -> list[list[tuple[int, int
         add_ring_frame_constraints(model, n, [(x, d, v[i, f]) for i, (x, d) in enumerate(transfers)])
         for x in range(n):
             model.add_at_most_one(v[i, f] for i, (s, _) in enumerate(transfers) if s == x)
-    solver = _solved(model, time_limit)
+    solver = solve_feasibility(model, time_limit)
     if solver is None:
         return None
     return [[(x, (x + d) % n) for i, (x, d) in enumerate(transfers) if solver.boolean_value(v[i, f])]
@@ -209,21 +212,10 @@ def _plane_offsets(n: int, time_limit: float | None) -> list[list[int]] | None:
     for x in range(n):
         for d in span:
             model.add_exactly_one(v[t, x, d] for t in range(n))
-    solver = _solved(model, time_limit)
+    solver = solve_feasibility(model, time_limit)
     if solver is None:
         return None
     return [[next(d for d in span if solver.boolean_value(v[t, x, d])) for x in range(n)] for t in range(n)]
-
-
-def _solved(model: Any, time_limit: float | None) -> Any:
-    from ortools.sat.python import cp_model
-
-    solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = max(0.0, float(time_limit))
-    solver.parameters.num_workers = 1
-    status = solve_cpsat(solver, model)
-    return solver if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
 
 
 def _seconds_left(deadline: float | None) -> float | None:
