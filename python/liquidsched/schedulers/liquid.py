@@ -22,6 +22,7 @@ from ..symmetry import symmetry_candidates, translation_resource_images, with_re
 from ..traffic import Traffic
 from .at_the_bound import info_at_the_bound
 from .baselines import round_robin
+from .orbit_assignment import orbit_assignment
 from .torus_design import design_shape, torus_design
 
 if TYPE_CHECKING:
@@ -79,9 +80,11 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         On a network with a symmetry (tori, meshes), first search a liquid schedule whose
         frames a group of its automorphisms covers: on a square torus's all-to-all, a design
         over its displacement classes (:mod:`~liquidsched.schedulers.torus_design`, source
-        "torus design", with two thirds of the budget); on a torus, a cover of the
-        translations' orbits by frames that subgroups of them fix (source "orbit cover"), then
-        frames the group moves (``stats["symmetry_order"]`` says which order was used; 1 when
+        "torus design", with two thirds of the budget); on a mesh, base frames whose images
+        under a group of its reflections are the schedule, assigned by CP-SAT
+        (:mod:`~liquidsched.schedulers.orbit_assignment`, source "orbit assignment", with two
+        thirds of the budget); on a torus, a cover of the translations' orbits by frames that
+        subgroups of them fix (source "orbit cover"), then frames the group moves (``stats["symmetry_order"]`` says which order was used; 1 when
         none was).
     memo_limit
         Bytes the search may spend remembering sub-traffics proven to have no schedule
@@ -100,7 +103,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         ``stopped_by`` (None, "nodes" or "time"), ``memory_bytes`` (the search's own tables),
         ``memo_limit_bytes``,
         ``symmetry_order`` and ``source`` ("round-robin" when its shifts reach the frame bound
-        and no search is needed, "torus design", "search", "orbit cover", "symmetric search", "search+dsatur",
+        and no search is needed, "torus design", "orbit assignment", "search", "orbit cover", "symmetric search",
+        "search+dsatur",
         "search+first-fit" when DSatur would not have fitted in the time left, or "dsatur").
 
     Examples
@@ -130,6 +134,10 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         if designed is not None:
             return designed
         use_symmetry = False
+    if use_symmetry:
+        assigned = orbit_assignment(net, traffic, _design_budget(time_limit, started), frame_bound)
+        if assigned is not None:
+            return assigned
     paths = traffic.resource_lists(net)
     # A torus's translations' resource images serve both the orbit cover and the symmetric search.
     on_torus = use_symmetry and getattr(getattr(net, "symmetry", None), "wrap", False)
@@ -175,8 +183,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
 
 
 def _design_budget(time_limit: float | None, started: float) -> float | None:
-    """The seconds a torus design may take: two thirds of what is left of the budget, so that
-    when no design is found the plain search still has the time to reach DSatur's completion
+    """The seconds a torus design or an orbit assignment may take: two thirds of what is left of
+    the budget, so that when none is found the plain search still has the time to reach DSatur's completion
     (a first fit in a sixth of the budget left 674 frames for 576 on ``torus:dims=16/16``);
     None without a budget."""
     if time_limit is None:
