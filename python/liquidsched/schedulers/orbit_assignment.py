@@ -38,9 +38,11 @@ from .feasibility import solve_feasibility
 MAX_ENTRIES = 300_000
 
 
-def free_orbits(net: Network, traffic: Traffic, frame_bound: int) -> tuple[list[list[int]], list[list[int]]] | None:
+def free_orbits(net: Network, traffic: Traffic, frame_bound: int,
+                max_entries: int | None = None) -> tuple[list[list[int]], list[list[int]]] | None:
     """The largest group of ``net``'s reflections whose order divides ``frame_bound`` and that
-    maps ``traffic`` to itself and moves every transfer, as ``(orbits, product)``: ``orbits[o][e]``
+    maps ``traffic`` to itself and moves every transfer, its model within ``max_entries``
+    (transfers × ``frame_bound`` / order; any size when None), as ``(orbits, product)``: ``orbits[o][e]``
     is the transfer element ``e`` maps orbit ``o``'s first transfer to, ``product[g][e]`` the
     element ``g ∘ e``. None on a network without reflections (a torus's translations have
     designs and the orbit cover), on a traffic the group does not preserve, and when the
@@ -63,6 +65,8 @@ def free_orbits(net: Network, traffic: Traffic, frame_bound: int) -> tuple[list[
         return None
     sizes = traffic.sizes
     for group in symmetry.groups(frame_bound):
+        if max_entries is not None and len(traffic.transfers) * (frame_bound // len(group)) > max_entries:
+            continue
         orbits = _orbits(group, traffic, index, sizes)
         if orbits is not None and len(group) > 1:
             return orbits, _product(group)
@@ -118,13 +122,11 @@ def orbit_assignment(net: Network, traffic: Traffic, time_limit: float | None = 
 
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     bound = compute_bound(net, traffic).frame_lower_bound if frame_bound is None else frame_bound
-    found = free_orbits(net, traffic, bound)
+    found = free_orbits(net, traffic, bound, MAX_ENTRIES)
     if found is None:
         return None
     orbits, product = found
     base = bound // len(product)
-    if len(traffic.transfers) * base > MAX_ENTRIES:
-        return None
     frames = _assigned_frames(net, traffic, orbits, product, base, deadline)
     if frames is None:
         return None
