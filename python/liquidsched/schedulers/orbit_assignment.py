@@ -13,8 +13,9 @@ So a boolean per orbit, base frame and element of ``G`` says which transfer of t
 base frame holds; each orbit gets exactly one; each resource of a base frame carries at most its
 slots, and a resource whose load is ``Λ`` times its slots (a bottleneck) carries exactly them, as
 it must in every frame of a liquid schedule. CP-SAT solves this on one worker, without its LP
-relaxation and without phase saving (on ``mesh:dims=8/8``, 32 base frames of 1,008 orbits:
-15–28 s on one core, where the search stops at 129 frames for 128). The model has
+relaxation, phase saving and probing (:func:`~liquidsched.schedulers.feasibility.solve_feasibility`;
+on ``mesh:dims=8/8``, 32 base frames of 1,008 orbits: 12–45 s on one core over four seeds, 12.7 s
+in ``benchmarks/search_scale.py``, where the search stops at 129 frames for 128). The model has
 ``transfers × K`` booleans; above :data:`MAX_ENTRIES` it is not built.
 
 Nothing is trusted: the frames are checked against the network's routes (the validator) and the
@@ -34,7 +35,7 @@ from .at_the_bound import info_at_the_bound
 from .feasibility import solve_feasibility
 
 #: The largest model built, in transfers times base frames (``mesh:dims=8/8``: 129,024; its model
-#: takes about 1 s to build and 0.4 GB; ``mesh:dims=16/16`` would need 16.7 million).
+#: takes about 1 s to build and 0.35 GB at peak; ``mesh:dims=16/16`` would need 16.7 million).
 MAX_ENTRIES = 300_000
 
 

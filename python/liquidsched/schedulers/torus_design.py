@@ -19,10 +19,10 @@ pairs ``1 ≤ i ≤ j ≤ h``; group ``{i, j}`` holds class ``(i, j)`` at anchor
 ``(j, i)``; group ``{i, i}`` is unchanged by swapping the two sides, and group ``{i, h}``
 (``i < h``) holds ``(h, i)`` at anchor ``h`` and is unchanged by the swap followed by a shift of
 the anchors by ``h``. Where that structure has no solution (``n = 6``) the model without it is
-solved. CP-SAT runs on one worker without its LP relaxation and without phase saving
+solved. CP-SAT runs on one worker without its LP relaxation, phase saving and probing
 (:func:`~liquidsched.schedulers.feasibility.solve_feasibility`). Measured on one core
-(2026-11-28): ``n`` = 8, 10, 12, 14, 16 in about 0.3, 0.6, 1.6, 4.7 and 10.6 s (56 s at 16 with
-CP-SAT's defaults), ``n = 6`` without the structure 0.3 s.
+(2026-11-28): ``n`` = 8, 12, 14, 16 in about 0.3, 1.2, 3.6 and 9.1 s (56 s at 16 with CP-SAT's
+defaults), ``n = 6`` without the structure 0.3 s.
 
 The ``6 × 6 × 6`` torus (``Λ = 216``, as many frames as hosts but one) is built as a product:
 every frame is a pair ``(P, t)``, ``P`` a frame of a ``6 × 6`` liquid schedule of the (Y, Z)
@@ -51,7 +51,7 @@ from ..traffic import Traffic
 from .at_the_bound import info_at_the_bound
 from .feasibility import solve_feasibility
 
-#: The largest side of a square torus whose design search is tried (10.6 s at 16; at 18, 41 s
+#: The largest side of a square torus whose design search is tried (9.1 s at 16; at 18, 41 s
 #: with one seed and no answer in 150 s with another).
 LARGEST_SIDE = 16
 
