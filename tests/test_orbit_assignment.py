@@ -131,3 +131,11 @@ def test_without_symmetry_the_search_runs():
     net = build_topology("mesh:dims=4/4")
     s = plan(net, all_to_all(net), "liquid", time_limit=60, symmetric=False)
     assert validate(s) == [] and s.info.stats["source"] != "orbit assignment"
+
+
+def test_a_zero_budget_builds_no_model_and_still_returns_a_valid_schedule():
+    net = build_topology("mesh:dims=6/6")
+    traffic = all_to_all(net)
+    assert orbit_assignment(net, traffic, time_limit=0) is None
+    s = plan(net, traffic, "liquid", time_limit=0)
+    assert validate(s) == [] and s.info.stats["source"] != "orbit assignment"

@@ -121,6 +121,8 @@ def orbit_assignment(net: Network, traffic: Traffic, time_limit: float | None = 
     """
     from ..validation import validate
 
+    if time_limit is not None and time_limit <= 0:
+        return None
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     bound = compute_bound(net, traffic).frame_lower_bound if frame_bound is None else frame_bound
     found = free_orbits(net, traffic, bound, MAX_ENTRIES)
