@@ -3,9 +3,13 @@ search (round-robin's shifts, a torus design): liquid, optimal by the bound, no 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..schedule import ScheduleInfo
+from ..schedule import Schedule, ScheduleInfo
+
+if TYPE_CHECKING:
+    from ..network import Network
+    from ..traffic import Traffic
 
 
 def info_at_the_bound(frame_bound: int, source: str, parameters: dict[str, Any],
@@ -24,3 +28,28 @@ def info_at_the_bound(frame_bound: int, source: str, parameters: dict[str, Any],
         stats={"nodes_explored": 0, "frames_tried": 0, "memo_hits": 0, "restarts": 0, "memory_bytes": 0,
                "memo_limit_bytes": 0, "symmetry_order": symmetry_order, "proven_lower_bound": frame_bound,
                "gap": 0, "stopped_by": None, "source": source})
+
+
+def checked_at_the_bound(net: Network, traffic: Traffic, frames: list[list[int]], frame_bound: int, source: str,
+                         time_limit: float | None, symmetry_order: int) -> Schedule | None:
+    """The schedule of ``frames`` (transfer indices) built by ``source`` without a search (a
+    torus design, an orbit assignment), or None unless it has exactly ``frame_bound`` frames and
+    the validator finds nothing wrong with it: nothing such a construction gives is trusted.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies import two_switch
+    >>> from liquidsched.traffic import half_all_to_all
+    >>> net = two_switch()
+    >>> traffic = half_all_to_all(net)
+    >>> checked_at_the_bound(net, traffic, [[i] for i in range(len(traffic))], 6, "test", None, 1) is None
+    True
+    """
+    from ..validation import validate
+
+    if len(frames) != frame_bound:
+        return None
+    parameters = {} if time_limit is None else {"time_limit": time_limit}
+    info = info_at_the_bound(frame_bound, source, parameters, symmetry_order=symmetry_order)
+    schedule = Schedule.from_indices(net, traffic, frames, info)
+    return schedule if not validate(schedule) else None

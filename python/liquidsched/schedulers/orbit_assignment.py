@@ -31,7 +31,7 @@ from ..bounds import compute_bound
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic
-from .at_the_bound import info_at_the_bound
+from .at_the_bound import checked_at_the_bound
 from .feasibility import solve_feasibility
 
 #: The largest model built, in transfers times base frames (``mesh:dims=8/8``: 129,024; its model
@@ -119,8 +119,6 @@ def orbit_assignment(net: Network, traffic: Traffic, time_limit: float | None = 
     >>> s.length, s.liquid, s.info.optimal, s.info.stats["symmetry_order"]
     (16, True, True, 4)
     """
-    from ..validation import validate
-
     if time_limit is not None and time_limit <= 0:
         return None
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -133,10 +131,7 @@ def orbit_assignment(net: Network, traffic: Traffic, time_limit: float | None = 
     frames = _assigned_frames(net, traffic, orbits, product, base, deadline)
     if frames is None:
         return None
-    parameters = {} if time_limit is None else {"time_limit": time_limit}
-    info = info_at_the_bound(bound, "orbit assignment", parameters, symmetry_order=len(product))
-    schedule = Schedule.from_indices(net, traffic, frames, info)
-    return schedule if schedule.length == bound and not validate(schedule) else None
+    return checked_at_the_bound(net, traffic, frames, bound, "orbit assignment", time_limit, len(product))
 
 
 def _assigned_frames(net: Network, traffic: Traffic, orbits: list[list[int]], product: list[list[int]],

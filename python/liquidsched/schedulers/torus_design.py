@@ -48,7 +48,7 @@ from ..bounds import compute_bound
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic
-from .at_the_bound import info_at_the_bound
+from .at_the_bound import checked_at_the_bound
 from .feasibility import solve_feasibility
 
 #: The largest side of a square torus whose design search is tried (9.1 s at 16; at 18, 41 s
@@ -312,15 +312,8 @@ def torus_design(net: Network, traffic: Traffic, time_limit: float | None = None
     >>> s.length, s.liquid, s.info.optimal
     (80, True, True)
     """
-    from ..validation import validate
-
     frames = design_frames(net, traffic, time_limit)
     if frames is None:
         return None
     bound = compute_bound(net, traffic).frame_lower_bound if frame_bound is None else frame_bound
-    if len(frames) != bound:
-        return None
-    parameters = {} if time_limit is None else {"time_limit": time_limit}
-    info = info_at_the_bound(bound, "torus design", parameters, symmetry_order=len(net.hosts()))
-    schedule = Schedule.from_indices(net, traffic, frames, info)
-    return schedule if not validate(schedule) else None
+    return checked_at_the_bound(net, traffic, frames, bound, "torus design", time_limit, len(net.hosts()))
