@@ -4,7 +4,7 @@ use pyo3::prelude::*;
 
 use liquidsched_core::kpbs::{self, Peel};
 
-use crate::{interruptible, to_py_err};
+use crate::{interruptible, to_py_err, Steps};
 
 /// Peel a KPBS instance: `edges` are (sender, receiver, weight in units of β) on `n1 × n2`
 /// hosts, at most `k` transfers at once; `strategy` is `"any"` (GGP), `"bottleneck"` (OGGP) or
@@ -19,7 +19,7 @@ fn kpbs_peel(
     edges: Vec<(usize, usize, u64)>,
     k: usize,
     strategy: &str,
-) -> PyResult<(Vec<(u64, Vec<(usize, u64)>)>, u64, usize)> {
+) -> PyResult<(Steps<u64>, u64, usize)> {
     let how = match strategy {
         "any" => Peel::Any,
         "bottleneck" => Peel::Bottleneck,
@@ -33,14 +33,26 @@ fn kpbs_peel(
             ))
         }
     };
-    let peeling = interruptible(py, |interrupt| kpbs::peel(n1, n2, &edges, k, how, interrupt))?;
-    let steps = peeling.steps.into_iter().map(|s| (s.length, s.pieces)).collect();
+    let peeling = interruptible(py, |interrupt| {
+        kpbs::peel(n1, n2, &edges, k, how, interrupt)
+    })?;
+    let steps = peeling
+        .steps
+        .into_iter()
+        .map(|s| (s.length, s.pieces))
+        .collect();
     Ok((steps, peeling.regular_degree, peeling.peels))
 }
 
 /// The KPBS lower bound in units of β: `max(Δ, ⌈|E|/k⌉) + max(W, ⌈P/k⌉)`.
 #[pyfunction]
-fn kpbs_lower_bound(py: Python<'_>, n1: usize, n2: usize, edges: Vec<(usize, usize, u64)>, k: usize) -> PyResult<u64> {
+fn kpbs_lower_bound(
+    py: Python<'_>,
+    n1: usize,
+    n2: usize,
+    edges: Vec<(usize, usize, u64)>,
+    k: usize,
+) -> PyResult<u64> {
     kpbs::lower_bound(n1, n2, &edges, k).map_err(|e| to_py_err(py, e))
 }
 

@@ -20,6 +20,10 @@ mod sweep;
 mod traffic;
 mod weighted;
 
+/// A decomposition into steps as Python receives it: `(length, [(index, amount)])` per step
+/// (KPBS and steady-state matchings, weighted steps).
+pub(crate) type Steps<T> = Vec<(T, Vec<(usize, T)>)>;
+
 /// Raise a core error as the matching exception of `liquidsched.errors`.
 pub(crate) fn to_py_err(py: Python<'_>, err: CoreError) -> PyErr {
     let (class, msg) = match &err {

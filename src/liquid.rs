@@ -5,6 +5,9 @@ use pyo3::types::PyDict;
 
 use liquidsched_core::liquid::{self, Budget, OrbitStructure, SearchOptions, Source};
 
+/// The translations' action on the transfers (`OrbitStructure.as_core()` in Python):
+/// `(orbit, element, product, subgroups, resource_images)`.
+type Orbits = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>, Vec<u32>);
 
 /// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`, `slots[r]`
 /// the transfers resource `r` carries at once (empty: one each). Returns a
@@ -41,7 +44,7 @@ fn liquid_schedule<'py>(
     symmetry: Vec<Vec<u32>>,
     interruptible: bool,
     memo_bytes: Option<usize>,
-    orbits: Option<(Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>, Vec<u32>)>,
+    orbits: Option<Orbits>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let defaults = SearchOptions::default();
     let opts = SearchOptions {
@@ -58,12 +61,14 @@ fn liquid_schedule<'py>(
         bounds,
         symmetry,
         memo_bytes: memo_bytes.unwrap_or(defaults.memo_bytes),
-        orbits: orbits.map(|(orbit, element, product, subgroups, resource_images)| OrbitStructure {
-            orbit,
-            element,
-            product,
-            subgroups,
-            resource_images,
+        orbits: orbits.map(|(orbit, element, product, subgroups, resource_images)| {
+            OrbitStructure {
+                orbit,
+                element,
+                product,
+                subgroups,
+                resource_images,
+            }
         }),
         ..defaults
     };

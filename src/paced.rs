@@ -15,7 +15,12 @@ struct PyPacedPlanner {
 #[pymethods]
 impl PyPacedPlanner {
     #[new]
-    fn new(py: Python<'_>, ranks: usize, routes: Vec<Vec<u32>>, capacity_bps: Vec<f64>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        ranks: usize,
+        routes: Vec<Vec<u32>>,
+        capacity_bps: Vec<f64>,
+    ) -> PyResult<Self> {
         liquidsched_core::paced::PacedPlanner::new(ranks, &routes, capacity_bps)
             .map(|inner| PyPacedPlanner { inner })
             .map_err(|e| to_py_err(py, e))
@@ -28,7 +33,11 @@ impl PyPacedPlanner {
 
     /// Plan the matrix given as `ranks * ranks` little-endian unsigned 64-bit byte counts, row
     /// the sender: `(bound_s, bottleneck or None, crossing_bytes, changed, warm)`.
-    fn plan(&mut self, py: Python<'_>, matrix: &[u8]) -> PyResult<(f64, Option<u32>, u64, usize, bool)> {
+    fn plan(
+        &mut self,
+        py: Python<'_>,
+        matrix: &[u8],
+    ) -> PyResult<(f64, Option<u32>, u64, usize, bool)> {
         let counts = u64_column(py, matrix, "matrix")?;
         let p = self.inner.plan(&counts).map_err(|e| to_py_err(py, e))?;
         Ok((p.bound_s, p.bottleneck, p.crossing_bytes, p.changed, p.warm))

@@ -13,7 +13,12 @@ use crate::{interruptible, to_py_err};
 /// by switch, `d1` per switch.
 #[pyfunction]
 #[pyo3(signature = (p, permutation, *, remap=None))]
-fn exchange_steps(py: Python<'_>, p: usize, permutation: &str, remap: Option<(u32, u32)>) -> PyResult<Vec<Vec<i64>>> {
+fn exchange_steps(
+    py: Python<'_>,
+    p: usize,
+    permutation: &str,
+    remap: Option<(u32, u32)>,
+) -> PyResult<Vec<Vec<i64>>> {
     let permutation = match permutation {
         "shift" => Permutation::Shift,
         "xor" => Permutation::Xor,
@@ -32,7 +37,11 @@ fn exchange_steps(py: Python<'_>, p: usize, permutation: &str, remap: Option<(u3
     })?;
     Ok(steps
         .into_iter()
-        .map(|step| step.into_iter().map(|y| if y == IDLE { -1 } else { y as i64 }).collect())
+        .map(|step| {
+            step.into_iter()
+                .map(|y| if y == IDLE { -1 } else { y as i64 })
+                .collect()
+        })
         .collect())
 }
 

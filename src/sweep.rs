@@ -58,6 +58,9 @@ fn model(
     })
 }
 
+/// `(hosts, transfers, duration, crossbar_duration)`, durations as `(count, capacity)` pairs.
+type AllocationBound = (u32, u64, (u128, u128), (u128, u128));
+
 fn pair(r: Ratio) -> (u128, u128) {
     (r.num, r.den)
 }
@@ -72,7 +75,7 @@ fn sweep_bound(
     fabric: Vec<(u64, Vec<(usize, usize)>)>,
     include_self: bool,
     allocation: Vec<u32>,
-) -> PyResult<(u32, u64, (u128, u128), (u128, u128))> {
+) -> PyResult<AllocationBound> {
     let m = model(py, access, fabric, include_self)?;
     let b = m.bound(&allocation).map_err(|e| to_py_err(py, e))?;
     Ok((

@@ -9,20 +9,19 @@ use liquidsched_core::traffic;
 use crate::columns::{i64_column, u32_bytes, u32_column, u64_bytes, u64_column};
 use crate::{interruptible, to_py_err};
 
-/// The rows of a CSV traffic `text` when it is plain rows (`src,dst,size_bytes` in any order,
-/// sizes in digits up to `max_size`): `(hosts, src, dst, sizes)`, the columns as little-endian
-/// bytes (u32, u32, u64); None when the general reader must read it.
-#[pyfunction]
-fn read_plain_rows<'py>(
-    py: Python<'py>,
-    text: &str,
-    max_size: u64,
-) -> Option<(
+/// `(hosts, src, dst, sizes)`: host names and three little-endian columns (u32, u32, u64).
+type PlainRows<'py> = (
     Vec<String>,
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,
     Bound<'py, PyBytes>,
-)> {
+);
+
+/// The rows of a CSV traffic `text` when it is plain rows (`src,dst,size_bytes` in any order,
+/// sizes in digits up to `max_size`): `(hosts, src, dst, sizes)`, the columns as little-endian
+/// bytes (u32, u32, u64); None when the general reader must read it.
+#[pyfunction]
+fn read_plain_rows<'py>(py: Python<'py>, text: &str, max_size: u64) -> Option<PlainRows<'py>> {
     let rows = py.detach(|| traffic::read_plain_rows(text, max_size))?;
     Some((
         rows.hosts,

@@ -2,7 +2,7 @@
 
 use pyo3::prelude::*;
 
-use crate::interruptible;
+use crate::{interruptible, Steps};
 
 /// Steps for transfers of any sizes: `paths[t]` the resources of transfer `t`, `slots[r]` the
 /// transfers resource `r` carries at once (empty: one each), `times[t]` its time alone in its
@@ -17,9 +17,11 @@ fn weighted_steps(
     times: Vec<f64>,
     slots: Vec<u32>,
     quantum: f64,
-) -> PyResult<Vec<(f64, Vec<(usize, f64)>)>> {
+) -> PyResult<Steps<f64>> {
     let steps = interruptible(py, |interrupt| {
-        liquidsched_core::weighted::weighted_steps(&paths, resources, &slots, &times, quantum, interrupt)
+        liquidsched_core::weighted::weighted_steps(
+            &paths, resources, &slots, &times, quantum, interrupt,
+        )
     })?;
     Ok(steps.into_iter().map(|s| (s.length, s.pieces)).collect())
 }
@@ -38,7 +40,9 @@ fn heaviest_frame(
     node_limit: u64,
 ) -> PyResult<(Vec<usize>, f64, bool, u64)> {
     let frame = interruptible(py, |interrupt| {
-        liquidsched_core::weighted::heaviest_frame(&paths, resources, &slots, &weights, node_limit, interrupt)
+        liquidsched_core::weighted::heaviest_frame(
+            &paths, resources, &slots, &weights, node_limit, interrupt,
+        )
     })?;
     Ok((frame.transfers, frame.weight, frame.proven, frame.nodes))
 }

@@ -289,14 +289,20 @@ mod tests {
     #[test]
     fn below_the_smallest_measured_size_the_library_runs_even_where_a_schedule_won() {
         let rows = [
-            row(1024, &[("alltoall", 2.0), ("alltoallv", 2.0), ("paced", 1.0)]),
+            row(
+                1024,
+                &[("alltoall", 2.0), ("alltoallv", 2.0), ("paced", 1.0)],
+            ),
             row(4096, &[("alltoall", 2.0), ("paced", 1.0)]),
         ];
         let s = Selection::parse(&table(&rows.join(",")), "t").unwrap();
         assert_eq!(s.choose(Collective::Alltoall, 1024.0), (Mode::Paced, 1024));
         for below in [1.0, 512.0, 1023.0] {
             assert_eq!(s.choose(Collective::Alltoall, below), (Mode::Library, 1024));
-            assert_eq!(s.choose(Collective::Alltoallv, below), (Mode::Library, 1024));
+            assert_eq!(
+                s.choose(Collective::Alltoallv, below),
+                (Mode::Library, 1024)
+            );
         }
     }
 

@@ -130,7 +130,9 @@ mod tests {
         assert_eq!(parse_share("0", 0.5), Ok(0.0));
         assert_eq!(parse_share(" 0.5 ", 0.5), Ok(0.5));
         assert_eq!(parse_share("2e-2", 0.5), Ok(0.02));
-        for bad in ["", "0.6", "-0.1", "0x0.1", "0,02", "3%", "nan", "1e400", "0.02s"] {
+        for bad in [
+            "", "0.6", "-0.1", "0x0.1", "0,02", "3%", "nan", "1e400", "0.02s",
+        ] {
             assert!(parse_share(bad, 0.5).is_err(), "{bad}");
         }
     }

@@ -55,7 +55,14 @@ fn main() {
         frame_steps: Vec::new(),
     };
     let start = std::time::Instant::now();
-    let p = simulate_with(&problem, Model::Fluid(policy), 0, engine, &Interrupt::never()).unwrap();
+    let p = simulate_with(
+        &problem,
+        Model::Fluid(policy),
+        0,
+        engine,
+        &Interrupt::never(),
+    )
+    .unwrap();
     println!(
         "{} flows: {:.3} s, makespan {:.6} s, {} rate updates, {:.1} level changes each",
         problem.flows.len(),

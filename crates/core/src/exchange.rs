@@ -54,10 +54,17 @@ pub fn plan_exchange(
         )));
     }
     if let Some(t) = sizes.iter().position(|&s| s == 0) {
-        return Err(CoreError::InvalidInput(format!("transfer {t}: size must be at least one byte")));
+        return Err(CoreError::InvalidInput(format!(
+            "transfer {t}: size must be at least one byte"
+        )));
     }
     if paths.is_empty() {
-        return Ok(PlannedExchange { frames: Vec::new(), planner: Planner::Liquid, lower_bound_frames: 0, proven: true });
+        return Ok(PlannedExchange {
+            frames: Vec::new(),
+            planner: Planner::Liquid,
+            lower_bound_frames: 0,
+            proven: true,
+        });
     }
     if times.iter().all(|&t| t == times[0]) {
         liquid_frames(paths, resources, slots, sizes, time_limit_s)
@@ -73,7 +80,10 @@ fn liquid_frames(
     sizes: &[u64],
     time_limit_s: f64,
 ) -> CoreResult<PlannedExchange> {
-    let opts = SearchOptions { time_limit: Some(time_limit_s), ..SearchOptions::default() };
+    let opts = SearchOptions {
+        time_limit: Some(time_limit_s),
+        ..SearchOptions::default()
+    };
     let found = liquid_schedule(paths, resources, slots, &opts)?;
     let frames = found
         .frames
@@ -97,7 +107,12 @@ fn weighted_frames(
 ) -> CoreResult<PlannedExchange> {
     let steps = weighted_steps(paths, resources, slots, times, 0.0, &Interrupt::never())?;
     let frames = bytes_of_steps(sizes, times, steps.iter().map(|s| s.pieces.as_slice()));
-    Ok(PlannedExchange { frames, planner: Planner::Weighted, lower_bound_frames: 0, proven: false })
+    Ok(PlannedExchange {
+        frames,
+        planner: Planner::Weighted,
+        lower_bound_frames: 0,
+        proven: false,
+    })
 }
 
 /// Steps of pieces of time as frames of whole bytes: a transfer's bytes are cut where its
@@ -153,11 +168,16 @@ mod tests {
         let paths = two_switch_paths();
         let n = paths.len();
         let resources = 1 + paths.iter().flatten().copied().max().unwrap() as usize;
-        let plan = plan_exchange(&paths, resources, &[], &vec![1000; n], &vec![1.0; n], 5.0).unwrap();
+        let plan =
+            plan_exchange(&paths, resources, &[], &vec![1000; n], &vec![1.0; n], 5.0).unwrap();
         assert_eq!(plan.planner, Planner::Liquid);
         assert!(plan.proven);
         assert_eq!(plan.frames.len() as u32, plan.lower_bound_frames);
-        let frames: Vec<Vec<u32>> = plan.frames.iter().map(|f| f.iter().map(|p| p.0).collect()).collect();
+        let frames: Vec<Vec<u32>> = plan
+            .frames
+            .iter()
+            .map(|f| f.iter().map(|p| p.0).collect())
+            .collect();
         assert!(is_valid_with_slots(&paths, &vec![1; resources], &frames));
         assert_eq!(delivered(&plan.frames, n), vec![1000; n]);
     }

@@ -77,7 +77,12 @@ fn pour(needy: &[(usize, u64)], givers: &[usize], capacity: u64) -> Vec<(usize, 
 }
 
 /// Check the instance: indices in range, weights of at least one unit, `k ≥ 1`.
-fn check_instance(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize) -> Result<(), CoreError> {
+fn check_instance(
+    n1: usize,
+    n2: usize,
+    edges: &[(usize, usize, u64)],
+    k: usize,
+) -> Result<(), CoreError> {
     if k == 0 {
         return Err(CoreError::InvalidInput("k must be at least 1".into()));
     }
@@ -88,7 +93,9 @@ fn check_instance(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize)
             )));
         }
         if w == 0 {
-            return Err(CoreError::InvalidInput(format!("edge {e}: weight must be at least 1")));
+            return Err(CoreError::InvalidInput(format!(
+                "edge {e}: weight must be at least 1"
+            )));
         }
     }
     Ok(())
@@ -98,7 +105,12 @@ fn check_instance(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize)
 /// plus `max(W, ⌈P/k⌉)` of data, where Δ is the largest degree, W the largest vertex weight and
 /// P the total weight. With integer weights the data part rounds up: a schedule's steps have
 /// whole lengths.
-pub fn lower_bound(n1: usize, n2: usize, edges: &[(usize, usize, u64)], k: usize) -> Result<u64, CoreError> {
+pub fn lower_bound(
+    n1: usize,
+    n2: usize,
+    edges: &[(usize, usize, u64)],
+    k: usize,
+) -> Result<u64, CoreError> {
     check_instance(n1, n2, edges, k)?;
     let k = k.min(n1).min(n2).max(1) as u64;
     let (mut deg_s, mut deg_r) = (vec![0u64; n1], vec![0u64; n2]);
@@ -123,7 +135,12 @@ fn vertex_loads(n1: usize, n2: usize, edges: &[(usize, usize, u64)]) -> (Vec<u64
 
 /// `R = max(W, ⌈P/k⌉)`: the degree of the completed graph, the data part of the lower bound.
 fn regular_degree((w_s, w_r, total): &(Vec<u64>, Vec<u64>, u64), k: u64) -> u64 {
-    w_s.iter().chain(w_r).copied().max().unwrap_or(0).max(total.div_ceil(k))
+    w_s.iter()
+        .chain(w_r)
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(total.div_ceil(k))
 }
 
 /// Schedule the redistribution `edges` (sender, receiver, weight in units) on `n1 × n2` hosts
@@ -139,7 +156,11 @@ pub fn peel(
 ) -> Result<Peeling, CoreError> {
     check_instance(n1, n2, edges, k)?;
     if edges.is_empty() {
-        return Ok(Peeling { steps: Vec::new(), regular_degree: 0, peels: 0 });
+        return Ok(Peeling {
+            steps: Vec::new(),
+            regular_degree: 0,
+            peels: 0,
+        });
     }
     // k above a side's size changes nothing: a step has at most min(n1, n2) transfers.
     let k = k.min(n1).min(n2);
@@ -176,7 +197,11 @@ pub fn peel(
         filler -= amount;
     }
     let short = |w: &[u64]| -> Vec<(usize, u64)> {
-        w.iter().enumerate().filter(|(_, &x)| x < degree).map(|(v, &x)| (v, degree - x)).collect()
+        w.iter()
+            .enumerate()
+            .filter(|(_, &x)| x < degree)
+            .map(|(v, &x)| (v, degree - x))
+            .collect()
     };
     let dummy_senders: Vec<usize> = (n1..n).collect();
     for (giver, receiver, amount) in pour(&short(&w_r), &dummy_senders, degree) {
@@ -218,7 +243,11 @@ pub fn peel(
         if how == Peel::Bottleneck {
             raise_bottleneck(&g, &mut m, &weight, &mut guess);
         }
-        let t = m.edges().map(|e| weight[e]).min().expect("a perfect matching of a non-empty graph");
+        let t = m
+            .edges()
+            .map(|e| weight[e])
+            .min()
+            .expect("a perfect matching of a non-empty graph");
         let matched: Vec<usize> = m.edges().collect();
         let mut pieces = Vec::new();
         for e in matched {
@@ -239,12 +268,21 @@ pub fn peel(
             steps.push(Step { length: t, pieces });
         }
     }
-    Ok(Peeling { steps, regular_degree: degree, peels })
+    Ok(Peeling {
+        steps,
+        regular_degree: degree,
+        peels,
+    })
 }
 
 /// A perfect matching of edges weighing at least `threshold`, halving it while there is none
 /// (at 1 every live edge qualifies, and the completed graph always has one).
-fn match_above_threshold(g: &DynamicBipartite, m: &mut Matching, weight: &[u64], threshold: &mut u64) {
+fn match_above_threshold(
+    g: &DynamicBipartite,
+    m: &mut Matching,
+    weight: &[u64],
+    threshold: &mut u64,
+) {
     loop {
         let light: Vec<usize> = m.edges().filter(|&e| weight[e] < *threshold).collect();
         for e in light {
@@ -262,7 +300,11 @@ fn match_above_threshold(g: &DynamicBipartite, m: &mut Matching, weight: &[u64],
 /// Turn the perfect matching `m` into one whose smallest weight is largest: drop the edges at
 /// the current smallest weight and re-augment with heavier edges only, until that fails.
 fn raise_bottleneck(g: &DynamicBipartite, m: &mut Matching, weight: &[u64], guess: &mut u64) {
-    let floor = m.edges().map(|e| weight[e]).min().expect("a perfect matching");
+    let floor = m
+        .edges()
+        .map(|e| weight[e])
+        .min()
+        .expect("a perfect matching");
     if *guess > floor {
         // Jump to the previous bottleneck in one search; on failure, climb level by level.
         let mut better = m.clone();
@@ -277,7 +319,11 @@ fn raise_bottleneck(g: &DynamicBipartite, m: &mut Matching, weight: &[u64], gues
         }
     }
     loop {
-        let floor = m.edges().map(|e| weight[e]).min().expect("a perfect matching");
+        let floor = m
+            .edges()
+            .map(|e| weight[e])
+            .min()
+            .expect("a perfect matching");
         let mut better = m.clone();
         let lightest: Vec<usize> = better.edges().filter(|&e| weight[e] <= floor).collect();
         for e in lightest {
@@ -298,7 +344,10 @@ mod tests {
     use crate::testing::Rng;
 
     fn cost(p: &Peeling) -> u64 {
-        p.steps.iter().map(|s| 1 + s.pieces.iter().map(|x| x.1).max().unwrap()).sum()
+        p.steps
+            .iter()
+            .map(|s| 1 + s.pieces.iter().map(|x| x.1).max().unwrap())
+            .sum()
     }
 
     /// Every step is a matching of at most k real edges, and every edge gets its weight.
@@ -365,7 +414,10 @@ mod tests {
                 let p = peel(n1, n2, &edges, k, how, &Interrupt::never()).unwrap();
                 check_schedule(n1, n2, &edges, k.min(n1).min(n2), &p);
                 let c = cost(&p);
-                assert!(c >= bound && c <= 2 * bound, "{how:?} cost {c}, bound {bound}, edges {edges:?}, k {k}");
+                assert!(
+                    c >= bound && c <= 2 * bound,
+                    "{how:?} cost {c}, bound {bound}, edges {edges:?}, k {k}"
+                );
             }
             // Solstice's slicing carries no proven factor here: valid, and never below the bound.
             let p = peel(n1, n2, &edges, k, Peel::Threshold, &Interrupt::never()).unwrap();
@@ -384,8 +436,9 @@ mod tests {
     #[test]
     fn an_interrupt_stops_the_peeling() {
         // 40 x 40 with distinct weights: many peels, each going through more than 1,600 edges.
-        let edges: Vec<(usize, usize, u64)> =
-            (0..40).flat_map(|s| (0..40).map(move |r| (s, r, 1 + ((7 * s + 13 * r) % 29) as u64))).collect();
+        let edges: Vec<(usize, usize, u64)> = (0..40)
+            .flat_map(|s| (0..40).map(move |r| (s, r, 1 + ((7 * s + 13 * r) % 29) as u64)))
+            .collect();
         let stop = || true;
         let r = peel(40, 40, &edges, 40, Peel::Any, &Interrupt::new(&stop));
         assert_eq!(r.unwrap_err(), CoreError::Interrupted);

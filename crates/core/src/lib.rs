@@ -17,10 +17,10 @@ pub mod simulate;
 pub mod slots;
 pub mod steady;
 pub mod sweep;
-pub mod traffic;
-pub mod weighted;
 #[cfg(test)]
 mod testing;
+pub mod traffic;
+pub mod weighted;
 
 pub use error::CoreError;
 pub use interrupt::Interrupt;

@@ -74,7 +74,10 @@ pub struct Matching {
 
 impl Matching {
     pub fn empty(n: usize) -> Self {
-        Matching { at_left: vec![None; n], at_right: vec![None; n] }
+        Matching {
+            at_left: vec![None; n],
+            at_right: vec![None; n],
+        }
     }
 
     pub fn size(&self) -> usize {
@@ -105,7 +108,11 @@ const UNREACHED: u32 = u32::MAX;
 /// Grow `m` to a maximum matching of the live edges that `usable` accepts (Hopcroft–Karp,
 /// phases of shortest augmenting paths from the free left vertices). Edges of `m` must be live
 /// and usable. Returns the size reached.
-pub fn augment_to_maximum(g: &DynamicBipartite, m: &mut Matching, usable: &impl Fn(usize) -> bool) -> usize {
+pub fn augment_to_maximum(
+    g: &DynamicBipartite,
+    m: &mut Matching,
+    usable: &impl Fn(usize) -> bool,
+) -> usize {
     let n = g.side();
     let mut layer = vec![UNREACHED; n];
     let mut queue = Vec::with_capacity(n);
@@ -270,7 +277,10 @@ mod tests {
             let mut m = Matching::empty(n);
             let size = augment_to_maximum(&g, &mut m, &|_| true);
             check_matching(&g, &m);
-            assert_eq!(size, brute_force_maximum(n, &edges, &vec![true; edges.len()]));
+            assert_eq!(
+                size,
+                brute_force_maximum(n, &edges, &vec![true; edges.len()])
+            );
             // Remove some edges, unmatch them, re-augment from what is left.
             for e in 0..edges.len() {
                 if pick(3) == 0 {

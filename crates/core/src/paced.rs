@@ -57,7 +57,10 @@ impl PacedPlanner {
                 n * n
             )));
         }
-        if let Some(r) = capacity_bps.iter().position(|c| !(c.is_finite() && *c > 0.0)) {
+        if let Some(r) = capacity_bps
+            .iter()
+            .position(|c| !(c.is_finite() && *c > 0.0))
+        {
             return Err(CoreError::InvalidInput(format!(
                 "resource {r}: capacity must be a positive number of bytes/s, got {}",
                 capacity_bps[r]
@@ -79,7 +82,15 @@ impl PacedPlanner {
             path_start.push(path.len());
         }
         let resources = capacity_bps.len();
-        Ok(PacedPlanner { n, path_start, path, capacity_bps, resource_bytes: vec![0; resources], crossing: 0, last: None })
+        Ok(PacedPlanner {
+            n,
+            path_start,
+            path,
+            capacity_bps,
+            resource_bytes: vec![0; resources],
+            crossing: 0,
+            last: None,
+        })
     }
 
     /// The number of ranks.
@@ -159,9 +170,18 @@ impl PacedPlanner {
             }
         }
         let crossing_bytes = u64::try_from(self.crossing).map_err(|_| {
-            CoreError::InvalidInput(format!("the messages add up to {} bytes, more than 2^64 - 1", self.crossing))
+            CoreError::InvalidInput(format!(
+                "the messages add up to {} bytes, more than 2^64 - 1",
+                self.crossing
+            ))
         })?;
-        Ok(PacedPlan { bound_s, bottleneck, crossing_bytes, changed, warm })
+        Ok(PacedPlan {
+            bound_s,
+            bottleneck,
+            crossing_bytes,
+            changed,
+            warm,
+        })
     }
 }
 
@@ -205,7 +225,9 @@ mod tests {
         let mut warm = two_by_two();
         let mut seed = 12345u64;
         let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (seed >> 33) % 1000
         };
         let mut m: Vec<u64> = (0..16).map(|_| next()).collect();
@@ -216,7 +238,10 @@ mod tests {
             let w = warm.plan(&m).unwrap();
             let c = two_by_two().plan(&m).unwrap();
             assert!(w.warm && w.changed <= 1);
-            assert_eq!((w.bound_s, w.bottleneck, w.crossing_bytes), (c.bound_s, c.bottleneck, c.crossing_bytes));
+            assert_eq!(
+                (w.bound_s, w.bottleneck, w.crossing_bytes),
+                (c.bound_s, c.bottleneck, c.crossing_bytes)
+            );
         }
     }
 

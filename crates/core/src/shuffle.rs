@@ -38,19 +38,33 @@ pub fn exchange_steps_with(
     interrupt: &Interrupt,
 ) -> Result<Vec<Vec<u32>>, CoreError> {
     if p == 0 {
-        return Err(CoreError::InvalidInput("a complete exchange needs at least one node".into()));
+        return Err(CoreError::InvalidInput(
+            "a complete exchange needs at least one node".into(),
+        ));
     }
     if p > MAX_NODES {
-        return Err(CoreError::TooLarge(format!("{p} nodes; the exchange orders are built for up to {MAX_NODES}")));
+        return Err(CoreError::TooLarge(format!(
+            "{p} nodes; the exchange orders are built for up to {MAX_NODES}"
+        )));
     }
     let n = p as u32;
     let mut pacer = Pacer::default();
     let mut checked = |step: Vec<u32>| pacer.check(p, interrupt).map(|()| step);
     match permutation {
-        Permutation::Shift => (1..n).map(|j| checked((0..n).map(|x| (x + j) % n).collect())).collect(),
+        Permutation::Shift => (1..n)
+            .map(|j| checked((0..n).map(|x| (x + j) % n).collect()))
+            .collect(),
         Permutation::Xor => {
             let top = n.next_power_of_two();
-            (1..top).map(|j| checked((0..n).map(|x| if x ^ j < n { x ^ j } else { IDLE }).collect())).collect()
+            (1..top)
+                .map(|j| {
+                    checked(
+                        (0..n)
+                            .map(|x| if x ^ j < n { x ^ j } else { IDLE })
+                            .collect(),
+                    )
+                })
+                .collect()
         }
         Permutation::EdgeColour => edge_colouring(n, interrupt),
     }
@@ -100,7 +114,9 @@ pub fn physical_id(l: u32, d1: u32, d2: u32) -> u32 {
 /// id sends, mapped back. Needs `p = d1·d2`.
 pub fn remap_steps(steps: &[Vec<u32>], d1: u32, d2: u32) -> Result<Vec<Vec<u32>>, CoreError> {
     if d1 == 0 || d2 == 0 {
-        return Err(CoreError::InvalidInput(format!("the remapping needs d1, d2 ≥ 1; got {d1} × {d2}")));
+        return Err(CoreError::InvalidInput(format!(
+            "the remapping needs d1, d2 ≥ 1; got {d1} × {d2}"
+        )));
     }
     let p = (d1 as usize) * (d2 as usize);
     if let Some(step) = steps.iter().find(|s| s.len() != p) {
@@ -129,7 +145,11 @@ mod tests {
     #[test]
     fn an_interrupt_stops_every_order() {
         let stop = || true;
-        for permutation in [Permutation::Shift, Permutation::Xor, Permutation::EdgeColour] {
+        for permutation in [
+            Permutation::Shift,
+            Permutation::Xor,
+            Permutation::EdgeColour,
+        ] {
             let r = exchange_steps_with(5000, permutation, &Interrupt::new(&stop));
             assert_eq!(r.unwrap_err(), CoreError::Interrupted);
         }
@@ -145,7 +165,11 @@ mod tests {
                     continue;
                 }
                 let y = y as usize;
-                if y == x || y >= p || std::mem::replace(&mut receives[y], true) || std::mem::replace(&mut met[x * p + y], true) {
+                if y == x
+                    || y >= p
+                    || std::mem::replace(&mut receives[y], true)
+                    || std::mem::replace(&mut met[x * p + y], true)
+                {
                     return false;
                 }
             }
@@ -156,9 +180,16 @@ mod tests {
     #[test]
     fn every_order_is_complete_and_node_contention_free() {
         for p in 1..=40 {
-            for permutation in [Permutation::Shift, Permutation::Xor, Permutation::EdgeColour] {
+            for permutation in [
+                Permutation::Shift,
+                Permutation::Xor,
+                Permutation::EdgeColour,
+            ] {
                 let steps = exchange_steps(p, permutation).unwrap();
-                assert!(is_complete_and_node_contention_free(&steps, p), "{permutation:?} on {p}");
+                assert!(
+                    is_complete_and_node_contention_free(&steps, p),
+                    "{permutation:?} on {p}"
+                );
             }
         }
     }
@@ -182,7 +213,12 @@ mod tests {
                     assert_eq!(physical_id(l, d1, d2), x);
                     assert!(!std::mem::replace(&mut seen[l as usize], true));
                 }
-                let steps = remap_steps(&exchange_steps(p as usize, Permutation::Xor).unwrap(), d1, d2).unwrap();
+                let steps = remap_steps(
+                    &exchange_steps(p as usize, Permutation::Xor).unwrap(),
+                    d1,
+                    d2,
+                )
+                .unwrap();
                 assert!(is_complete_and_node_contention_free(&steps, p as usize));
             }
         }

@@ -29,7 +29,9 @@ pub fn checked_slots(slots: &[u32], resources: usize) -> CoreResult<Vec<u32>> {
 pub fn check_paths(paths: &[Vec<u32>], resources: usize) -> CoreResult<()> {
     for (t, path) in paths.iter().enumerate() {
         if let Some(&r) = path.iter().find(|&&r| r as usize >= resources) {
-            return Err(CoreError::InvalidInput(format!("transfer {t} uses resource {r} but there are {resources}")));
+            return Err(CoreError::InvalidInput(format!(
+                "transfer {t} uses resource {r} but there are {resources}"
+            )));
         }
     }
     Ok(())

@@ -24,14 +24,18 @@ pub fn decompose_period(
         return if edges.is_empty() {
             Ok(Vec::new())
         } else {
-            Err(CoreError::InvalidInput("edges on a platform of no node".into()))
+            Err(CoreError::InvalidInput(
+                "edges on a platform of no node".into(),
+            ))
         };
     }
     let mut sends = vec![0u64; nodes];
     let mut receives = vec![0u64; nodes];
     for (e, &(s, r, w)) in edges.iter().enumerate() {
         if s >= nodes || r >= nodes {
-            return Err(CoreError::InvalidInput(format!("edge {e}: ({s}, {r}) is outside {nodes} nodes")));
+            return Err(CoreError::InvalidInput(format!(
+                "edge {e}: ({s}, {r}) is outside {nodes} nodes"
+            )));
         }
         for load in [&mut sends[s], &mut receives[r]] {
             *load = load.checked_add(w).ok_or_else(|| {
@@ -68,8 +72,14 @@ mod tests {
             let mut receivers = std::collections::HashSet::new();
             for &(e, units) in &step.pieces {
                 assert_eq!(units, step.length);
-                assert!(senders.insert(edges[e].0), "a node sends twice in one matching");
-                assert!(receivers.insert(edges[e].1), "a node receives twice in one matching");
+                assert!(
+                    senders.insert(edges[e].0),
+                    "a node sends twice in one matching"
+                );
+                assert!(
+                    receivers.insert(edges[e].1),
+                    "a node receives twice in one matching"
+                );
                 carried[e] += units;
             }
         }
@@ -112,6 +122,8 @@ mod tests {
         assert!(decompose_period(2, &[(0, 2, 1)], &Interrupt::never()).is_err());
         assert!(decompose_period(2, &[(0, 1, 0)], &Interrupt::never()).is_err());
         assert!(decompose_period(2, &[(0, 1, u64::MAX), (0, 1, 1)], &Interrupt::never()).is_err());
-        assert!(decompose_period(0, &[], &Interrupt::never()).unwrap().is_empty());
+        assert!(decompose_period(0, &[], &Interrupt::never())
+            .unwrap()
+            .is_empty());
     }
 }

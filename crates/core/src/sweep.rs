@@ -418,6 +418,9 @@ mod tests {
             fabric: vec![],
             include_self: true,
         };
-        assert!(matches!(big.classes(|_| {}, &Interrupt::never()), Err(CoreError::TooLarge(_))));
+        assert!(matches!(
+            big.classes(|_| {}, &Interrupt::never()),
+            Err(CoreError::TooLarge(_))
+        ));
     }
 }

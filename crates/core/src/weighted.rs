@@ -4,8 +4,8 @@
 //!
 //! Times are in any unit (the caller's): `times[t]` is transfer `t`'s time alone in its slots.
 
-use crate::interrupt::{Interrupt, Pacer, EVERY};
 use crate::error::CoreError;
+use crate::interrupt::{Interrupt, Pacer, EVERY};
 use crate::slots::{check_paths, checked_slots};
 
 /// One step: its length and the pieces `(transfer, time)` sent in it.
@@ -30,14 +30,22 @@ pub fn weighted_steps(
 ) -> Result<Vec<Step>, CoreError> {
     let slots = checked_slots(slots, resources)?;
     if times.len() != paths.len() {
-        return Err(CoreError::InvalidInput(format!("{} times for {} transfers", times.len(), paths.len())));
+        return Err(CoreError::InvalidInput(format!(
+            "{} times for {} transfers",
+            times.len(),
+            paths.len()
+        )));
     }
     check_paths(paths, resources)?;
     if let Some(t) = times.iter().position(|&x| !(x > 0.0 && x.is_finite())) {
-        return Err(CoreError::InvalidInput(format!("transfer {t}: time must be positive and finite")));
+        return Err(CoreError::InvalidInput(format!(
+            "transfer {t}: time must be positive and finite"
+        )));
     }
     if !(quantum >= 0.0 && quantum.is_finite()) {
-        return Err(CoreError::InvalidInput("quantum must be non-negative and finite".into()));
+        return Err(CoreError::InvalidInput(
+            "quantum must be non-negative and finite".into(),
+        ));
     }
     let mut remaining: Vec<f64> = times.to_vec();
     let mut alive: Vec<usize> = (0..paths.len()).collect();
@@ -57,21 +65,34 @@ pub fn weighted_steps(
         // Most loaded resource on the path first, then the longest remaining transfer.
         order.clear();
         for &t in &alive {
-            let urgency = paths[t].iter().map(|&r| load[r as usize]).fold(0.0, f64::max);
+            let urgency = paths[t]
+                .iter()
+                .map(|&r| load[r as usize])
+                .fold(0.0, f64::max);
             order.push((urgency, remaining[t], t));
         }
-        order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+        order.sort_unstable_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then(a.2.cmp(&b.2))
+        });
         used.iter_mut().for_each(|u| *u = 0);
         let mut chosen = Vec::new();
         for &(_, _, t) in &order {
-            if paths[t].iter().all(|&r| used[r as usize] < slots[r as usize]) {
+            if paths[t]
+                .iter()
+                .all(|&r| used[r as usize] < slots[r as usize])
+            {
                 for &r in &paths[t] {
                     used[r as usize] += 1;
                 }
                 chosen.push(t);
             }
         }
-        let shortest = chosen.iter().map(|&t| remaining[t]).fold(f64::INFINITY, f64::min);
+        let shortest = chosen
+            .iter()
+            .map(|&t| remaining[t])
+            .fold(f64::INFINITY, f64::min);
         let longest = chosen.iter().map(|&t| remaining[t]).fold(0.0, f64::max);
         let length = shortest.max(quantum.min(longest));
         let mut pieces = Vec::with_capacity(chosen.len());
@@ -92,7 +113,10 @@ pub fn weighted_steps(
             }
         }
         alive.retain(|&t| remaining[t] > 0.0);
-        steps.push(Step { length: pieces.iter().map(|p| p.1).fold(0.0, f64::max), pieces });
+        steps.push(Step {
+            length: pieces.iter().map(|p| p.1).fold(0.0, f64::max),
+            pieces,
+        });
     }
     Ok(steps)
 }
@@ -132,18 +156,29 @@ pub fn heaviest_frame(
 ) -> Result<HeaviestFrame, CoreError> {
     let slots = checked_slots(slots, resources)?;
     if weights.len() != paths.len() {
-        return Err(CoreError::InvalidInput(format!("{} weights for {} transfers", weights.len(), paths.len())));
+        return Err(CoreError::InvalidInput(format!(
+            "{} weights for {} transfers",
+            weights.len(),
+            paths.len()
+        )));
     }
     check_paths(paths, resources)?;
     if let Some(t) = weights.iter().position(|w| !w.is_finite()) {
-        return Err(CoreError::InvalidInput(format!("transfer {t}: weight must be finite")));
+        return Err(CoreError::InvalidInput(format!(
+            "transfer {t}: weight must be finite"
+        )));
     }
     let mut search = FrameSearch::new(paths, &slots, weights, node_limit, interrupt);
     let proven = search.branch(0, 0.0);
     if search.interrupted {
         return Err(CoreError::Interrupted);
     }
-    Ok(HeaviestFrame { weight: search.best_weight, proven, nodes: search.nodes, transfers: search.maximal_best() })
+    Ok(HeaviestFrame {
+        weight: search.best_weight,
+        proven,
+        nodes: search.nodes,
+        transfers: search.maximal_best(),
+    })
 }
 
 /// The state of [`heaviest_frame`]'s branch and bound.
@@ -184,12 +219,25 @@ impl<'a> FrameSearch<'a> {
         let pressure = |r: u32| users[r as usize] as f64 / slots[r as usize] as f64;
         let pick = |t: usize, better: &dyn Fn(u32, u32) -> bool| -> u32 {
             // A transfer with an empty path fits every frame: charge it to no shared resource.
-            paths[t].iter().copied().reduce(|a, b| if better(b, a) { b } else { a }).unwrap_or(u32::MAX)
+            paths[t]
+                .iter()
+                .copied()
+                .reduce(|a, b| if better(b, a) { b } else { a })
+                .unwrap_or(u32::MAX)
         };
         let mut charges: Vec<Vec<u32>> = vec![
-            order.iter().map(|&t| pick(t, &|b, a| pressure(b) > pressure(a))).collect(),
-            order.iter().map(|&t| pick(t, &|b, a| slots[b as usize] < slots[a as usize])).collect(),
-            order.iter().map(|&t| pick(t, &|b, a| slots[b as usize] <= slots[a as usize])).collect(),
+            order
+                .iter()
+                .map(|&t| pick(t, &|b, a| pressure(b) > pressure(a)))
+                .collect(),
+            order
+                .iter()
+                .map(|&t| pick(t, &|b, a| slots[b as usize] < slots[a as usize]))
+                .collect(),
+            order
+                .iter()
+                .map(|&t| pick(t, &|b, a| slots[b as usize] <= slots[a as usize]))
+                .collect(),
         ];
         charges.dedup();
         FrameSearch {
@@ -211,7 +259,9 @@ impl<'a> FrameSearch<'a> {
     }
 
     fn fits(&self, t: usize) -> bool {
-        self.paths[t].iter().all(|&r| self.used[r as usize] < self.slots[r as usize])
+        self.paths[t]
+            .iter()
+            .all(|&r| self.used[r as usize] < self.slots[r as usize])
     }
 
     /// The most the frame so far (of weight `current`) can reach with transfers from position
@@ -225,7 +275,9 @@ impl<'a> FrameSearch<'a> {
                 let r = self.charges[c][i];
                 if r == u32::MAX {
                     total += self.weights[t];
-                } else if self.fits(t) && self.charged[r as usize] + self.used[r as usize] < self.slots[r as usize] {
+                } else if self.fits(t)
+                    && self.charged[r as usize] + self.used[r as usize] < self.slots[r as usize]
+                {
                     self.charged[r as usize] += 1;
                     total += self.weights[t];
                 }
@@ -268,11 +320,15 @@ impl<'a> FrameSearch<'a> {
             return true;
         }
         let t = self.order[from];
-        self.paths[t].iter().for_each(|&r| self.used[r as usize] += 1);
+        self.paths[t]
+            .iter()
+            .for_each(|&r| self.used[r as usize] += 1);
         self.chosen.push(t);
         let finished = self.branch(from + 1, current + self.weights[t]);
         self.chosen.pop();
-        self.paths[t].iter().for_each(|&r| self.used[r as usize] -= 1);
+        self.paths[t]
+            .iter()
+            .for_each(|&r| self.used[r as usize] -= 1);
         finished && self.branch(from + 1, current)
     }
 
@@ -284,13 +340,17 @@ impl<'a> FrameSearch<'a> {
         let mut taken = vec![false; self.paths.len()];
         for &t in &frame {
             taken[t] = true;
-            self.paths[t].iter().for_each(|&r| self.used[r as usize] += 1);
+            self.paths[t]
+                .iter()
+                .for_each(|&r| self.used[r as usize] += 1);
         }
         let mut rest: Vec<usize> = (0..self.paths.len()).filter(|&t| !taken[t]).collect();
         rest.sort_by(|&a, &b| self.weights[b].total_cmp(&self.weights[a]).then(a.cmp(&b)));
         for t in rest {
             if self.fits(t) {
-                self.paths[t].iter().for_each(|&r| self.used[r as usize] += 1);
+                self.paths[t]
+                    .iter()
+                    .for_each(|&r| self.used[r as usize] += 1);
                 frame.push(t);
             }
         }
@@ -313,11 +373,20 @@ mod tests {
             let resources = slots.len();
             let times: Vec<f64> = (0..count).map(|_| 1.0 + rng.below(20) as f64).collect();
             let quantum = rng.below(4) as f64;
-            let steps = weighted_steps(&paths, resources, &slots, &times, quantum, &Interrupt::never()).unwrap();
+            let steps = weighted_steps(
+                &paths,
+                resources,
+                &slots,
+                &times,
+                quantum,
+                &Interrupt::never(),
+            )
+            .unwrap();
             let mut got = vec![0.0; count];
             for step in &steps {
                 // The step's transfers alone, as one frame: no resource over its slots.
-                let in_step: Vec<Vec<u32>> = step.pieces.iter().map(|p| paths[p.0].clone()).collect();
+                let in_step: Vec<Vec<u32>> =
+                    step.pieces.iter().map(|p| paths[p.0].clone()).collect();
                 let frame: Vec<u32> = (0..in_step.len() as u32).collect();
                 assert!(is_valid_with_slots(&in_step, &slots, &[frame]));
                 for &(t, piece) in &step.pieces {
@@ -326,7 +395,12 @@ mod tests {
                 }
             }
             for t in 0..count {
-                assert!((got[t] - times[t]).abs() < 1e-9, "transfer {t}: {} of {}", got[t], times[t]);
+                assert!(
+                    (got[t] - times[t]).abs() < 1e-9,
+                    "transfer {t}: {} of {}",
+                    got[t],
+                    times[t]
+                );
             }
             // Each step but a quantum one finishes a transfer: no more steps than transfers
             // plus the total time over the quantum.
@@ -339,7 +413,15 @@ mod tests {
     #[test]
     fn equal_transfers_on_one_resource_take_turns() {
         // Three transfers of 2 on a resource of one slot: 3 steps of 2.
-        let steps = weighted_steps(&[vec![0], vec![0], vec![0]], 1, &[1], &[2.0, 2.0, 2.0], 0.0, &Interrupt::never()).unwrap();
+        let steps = weighted_steps(
+            &[vec![0], vec![0], vec![0]],
+            1,
+            &[1],
+            &[2.0, 2.0, 2.0],
+            0.0,
+            &Interrupt::never(),
+        )
+        .unwrap();
         assert_eq!(steps.len(), 3);
         assert!(steps.iter().all(|s| s.length == 2.0 && s.pieces.len() == 1));
     }
@@ -348,7 +430,9 @@ mod tests {
     fn bad_input_is_an_error() {
         assert!(weighted_steps(&[vec![0]], 1, &[1], &[0.0], 0.0, &Interrupt::never()).is_err());
         assert!(weighted_steps(&[vec![3]], 1, &[1], &[1.0], 0.0, &Interrupt::never()).is_err());
-        assert!(weighted_steps(&[vec![0]], 1, &[1], &[1.0], f64::NAN, &Interrupt::never()).is_err());
+        assert!(
+            weighted_steps(&[vec![0]], 1, &[1], &[1.0], f64::NAN, &Interrupt::never()).is_err()
+        );
     }
     /// The heaviest frame by trying every subset (tiny cases only).
     fn brute_force_heaviest(paths: &[Vec<u32>], slots: &[u32], weights: &[f64]) -> f64 {
@@ -382,21 +466,43 @@ mod tests {
             }
             let count = paths.len();
             let resources = slots.len();
-            let weights: Vec<f64> = (0..count).map(|_| rng.below(21) as f64 / 4.0 - 1.0).collect();
-            let frame = heaviest_frame(&paths, resources, &slots, &weights, u64::MAX, &Interrupt::never()).unwrap();
+            let weights: Vec<f64> = (0..count)
+                .map(|_| rng.below(21) as f64 / 4.0 - 1.0)
+                .collect();
+            let frame = heaviest_frame(
+                &paths,
+                resources,
+                &slots,
+                &weights,
+                u64::MAX,
+                &Interrupt::never(),
+            )
+            .unwrap();
             assert!(frame.proven);
             let expected = brute_force_heaviest(&paths, &slots, &weights);
-            assert!((frame.weight - expected).abs() < 1e-9, "{} against {expected}", frame.weight);
+            assert!(
+                (frame.weight - expected).abs() < 1e-9,
+                "{} against {expected}",
+                frame.weight
+            );
             let members: Vec<u32> = frame.transfers.iter().map(|&t| t as u32).collect();
-            let in_frame: Vec<Vec<u32>> = frame.transfers.iter().map(|&t| paths[t].clone()).collect();
-            assert!(is_valid_with_slots(&in_frame, &slots, &[(0..members.len() as u32).collect()]));
+            let in_frame: Vec<Vec<u32>> =
+                frame.transfers.iter().map(|&t| paths[t].clone()).collect();
+            assert!(is_valid_with_slots(
+                &in_frame,
+                &slots,
+                &[(0..members.len() as u32).collect()]
+            ));
             let positive: f64 = frame.transfers.iter().map(|&t| weights[t].max(0.0)).sum();
             assert!((positive - frame.weight).abs() < 1e-9);
             // Maximal: no other transfer fits beside it.
             for t in (0..count).filter(|t| !frame.transfers.contains(t)) {
                 let mut with = in_frame.clone();
                 with.push(paths[t].clone());
-                assert!(!is_valid_with_slots(&with, &slots, &[(0..with.len() as u32).collect()]), "transfer {t} fits");
+                assert!(
+                    !is_valid_with_slots(&with, &slots, &[(0..with.len() as u32).collect()]),
+                    "transfer {t} fits"
+                );
             }
         }
     }
@@ -408,7 +514,15 @@ mod tests {
         let paths = vec![vec![0, 6, 3], vec![0, 6, 4], vec![1, 6, 4], vec![2, 6, 5]];
         let mut slots = vec![1u32; 7];
         slots[6] = 2;
-        let frame = heaviest_frame(&paths, 7, &slots, &[5.0, 4.0, 3.0, 1.0], u64::MAX, &Interrupt::never()).unwrap();
+        let frame = heaviest_frame(
+            &paths,
+            7,
+            &slots,
+            &[5.0, 4.0, 3.0, 1.0],
+            u64::MAX,
+            &Interrupt::never(),
+        )
+        .unwrap();
         assert_eq!(frame.transfers, vec![0, 2]);
         assert_eq!(frame.weight, 8.0);
     }
@@ -419,7 +533,8 @@ mod tests {
         let weights: Vec<f64> = (0..30).map(|t| 1.0 + (t * 7 % 11) as f64).collect();
         let cut = heaviest_frame(&paths, 11, &[], &weights, 3, &Interrupt::never()).unwrap();
         assert!(!cut.proven && cut.nodes == 4 && cut.weight > 0.0);
-        let whole = heaviest_frame(&paths, 11, &[], &weights, u64::MAX, &Interrupt::never()).unwrap();
+        let whole =
+            heaviest_frame(&paths, 11, &[], &weights, u64::MAX, &Interrupt::never()).unwrap();
         assert!(whole.proven && whole.weight >= cut.weight);
         assert!(heaviest_frame(&paths, 11, &[], &[f64::NAN; 30], 10, &Interrupt::never()).is_err());
         assert!(heaviest_frame(&paths, 11, &[], &[1.0], 10, &Interrupt::never()).is_err());

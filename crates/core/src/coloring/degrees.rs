@@ -304,7 +304,7 @@ mod tests {
                 // In one piece, or in runs on threads of their own.
                 for parts in 1..=3 {
                     assert_eq!(
-                        count_along(&lists, &members, &trie, parts, &mut clock).as_ref(),
+                        count_along(&lists, &members, &trie, parts, &clock).as_ref(),
                         Some(&expected),
                         "{paths:?} in {parts}"
                     );

@@ -65,7 +65,12 @@ impl Conflicts {
         let is_alive = |t: u32| alive.is_none_or(|bits| has(bits, t));
         let mut on_r = std::mem::take(&mut self.on_r);
         on_r.clear();
-        on_r.extend(tr.users[r as usize].iter().copied().filter(|&u| is_alive(u)));
+        on_r.extend(
+            tr.users[r as usize]
+                .iter()
+                .copied()
+                .filter(|&u| is_alive(u)),
+        );
         let Some(&first) = on_r.first() else {
             self.on_r = on_r;
             return;

@@ -32,14 +32,15 @@ pub(super) fn best_known(
         .map(|&t| traffic.paths[t as usize].clone())
         .collect();
     let resources = traffic.users.len();
-    let (rest, greedy) = match dsatur_until(&left_paths, resources, &traffic.slots, deadline, interrupt)? {
-        Some(rest) => (rest, false),
-        None => (
-            first_fit(&left_paths, resources, &traffic.slots)
-                .expect("paths and slots were validated"),
-            true,
-        ),
-    };
+    let (rest, greedy) =
+        match dsatur_until(&left_paths, resources, &traffic.slots, deadline, interrupt)? {
+            Some(rest) => (rest, false),
+            None => (
+                first_fit(&left_paths, resources, &traffic.slots)
+                    .expect("paths and slots were validated"),
+                true,
+            ),
+        };
     let mut frames = partial.to_vec();
     frames.extend(
         rest.into_iter()

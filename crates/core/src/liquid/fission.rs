@@ -68,7 +68,12 @@ impl Search<'_> {
     /// recursion depth is the includer size, not the depot size); positive sub-categories
     /// recurse. `skeleton_phase`: the depot holds only skeleton transfers. `cursor`: every
     /// transfer before it in the branching order is out of the depot.
-    pub(super) fn category(&mut self, depth: usize, skeleton_phase: bool, mut cursor: usize) -> Outcome {
+    pub(super) fn category(
+        &mut self,
+        depth: usize,
+        skeleton_phase: bool,
+        mut cursor: usize,
+    ) -> Outcome {
         let log_mark = self.levels[depth].log.len();
         let excluder_mark = self.levels[depth].excluder.len();
         let outcome = loop {
@@ -543,7 +548,10 @@ mod tests {
                 },
             ] {
                 let r = liquid_schedule(&paths, slots.len(), &slots, &opts).unwrap();
-                assert!(is_valid_with_slots(&paths, &slots, &r.frames), "{paths:?} {slots:?}");
+                assert!(
+                    is_valid_with_slots(&paths, &slots, &r.frames),
+                    "{paths:?} {slots:?}"
+                );
                 assert_eq!(r.frames.len(), best, "{paths:?} {slots:?}");
                 assert!(r.optimal);
             }

@@ -316,7 +316,13 @@ mod tests {
         let paths = ring_all_to_all(34);
         assert!(paths.len() > INLINE_TRANSFERS);
         let stop = fires_at(2);
-        let r = liquid_schedule_with(&paths, 3 * 34, &[], &SearchOptions::default(), &Interrupt::new(&stop));
+        let r = liquid_schedule_with(
+            &paths,
+            3 * 34,
+            &[],
+            &SearchOptions::default(),
+            &Interrupt::new(&stop),
+        );
         assert_eq!(r.unwrap_err(), CoreError::Interrupted);
     }
 }

@@ -396,7 +396,11 @@ impl<'a> Search<'a> {
             })
             .sum();
         let frames: usize = self.frames.iter().map(|f| 4 * f.capacity()).sum::<usize>()
-            + self.best_partial.iter().map(|f| 4 * f.capacity()).sum::<usize>();
+            + self
+                .best_partial
+                .iter()
+                .map(|f| 4 * f.capacity())
+                .sum::<usize>();
         (memo + levels + frames) as u64
     }
 

@@ -242,9 +242,8 @@ fn key_sum(keys: &[u64], path: &[u32]) -> u64 {
 
 fn is_permutation(perm: &[u32]) -> bool {
     let mut seen = vec![false; perm.len()];
-    perm.iter().all(|&s| {
-        (s as usize) < perm.len() && !std::mem::replace(&mut seen[s as usize], true)
-    })
+    perm.iter()
+        .all(|&s| (s as usize) < perm.len() && !std::mem::replace(&mut seen[s as usize], true))
 }
 
 #[cfg(test)]
@@ -280,7 +279,8 @@ mod tests {
             let mut f: Vec<Vec<u32>> = frame
                 .iter()
                 .map(|&t| {
-                    let mut p: Vec<u32> = paths[t as usize].iter().map(|&x| rot[x as usize]).collect();
+                    let mut p: Vec<u32> =
+                        paths[t as usize].iter().map(|&x| rot[x as usize]).collect();
                     p.sort_unstable();
                     p
                 })

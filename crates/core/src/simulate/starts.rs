@@ -106,7 +106,10 @@ impl Gates {
             }
         }
         let unfinished = match window {
-            Some(_) => pending.iter().map(|list| Fenwick::ones(list.len())).collect(),
+            Some(_) => pending
+                .iter()
+                .map(|list| Fenwick::ones(list.len()))
+                .collect(),
             None => Vec::new(),
         };
         Gates {

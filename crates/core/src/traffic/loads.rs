@@ -154,7 +154,7 @@ mod tests {
             bytes: vec![0; resources],
             frame_units: vec![0; resources],
         };
-        for r in 0..resources {
+        for (r, &slot) in slots.iter().enumerate() {
             let mut times: Vec<u128> = Vec::new();
             for (t, path) in paths.iter().enumerate() {
                 if path.contains(&(r as u32)) {
@@ -165,7 +165,7 @@ mod tests {
             }
             times.sort();
             times.reverse();
-            sums.frame_units[r] = times.chunks(slots[r] as usize).map(|group| group[0]).sum();
+            sums.frame_units[r] = times.chunks(slot as usize).map(|group| group[0]).sum();
         }
         sums
     }

@@ -5,11 +5,11 @@
 use std::collections::BinaryHeap;
 
 use super::Sharing;
+use crate::error::CoreResult;
+use crate::interrupt::{Interrupt, Pacer};
 use crate::simulate::filling::{Due, Least, EPS};
 use crate::simulate::models::Grid;
 use crate::simulate::problem::{Policy, Prediction, Problem};
-use crate::error::CoreResult;
-use crate::interrupt::{Interrupt, Pacer};
 use crate::simulate::starts::Starts;
 
 /// The fluid model driven by [`Sharing`]: events from heaps of finish times and latency ends

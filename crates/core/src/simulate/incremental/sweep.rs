@@ -251,7 +251,9 @@ impl<'a> Sharing<'a> {
         let mut tied = std::mem::take(&mut self.capture);
         tied.clear();
         for k in 0..self.col[qu].len() {
-            let Tally { res: r, flows: n, .. } = self.tallies[self.col[qu][k] as usize];
+            let Tally {
+                res: r, flows: n, ..
+            } = self.tallies[self.col[qu][k] as usize];
             if r == q {
                 continue;
             }

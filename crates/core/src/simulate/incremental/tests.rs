@@ -93,7 +93,9 @@ const POLICIES: [Policy; 7] = [
 /// Every start and finish time of the incremental engine within 1e-9 (relative) of the
 /// reference's; the numbers of sweeps and rebuilds it did.
 fn compare_with_reference(problem: &Problem, policy: Policy, what: &str) -> (u64, u64) {
-    let reference = Reference::new(problem, policy).run(None, &Interrupt::never()).unwrap();
+    let reference = Reference::new(problem, policy)
+        .run(None, &Interrupt::never())
+        .unwrap();
     let (p, sweeps, rebuilds) = Incremental::new(problem, policy)
         .run_counting(None, &Interrupt::never())
         .unwrap();
@@ -180,8 +182,10 @@ fn incremental_engine_records_the_reference_utilisation() {
         let problem = random_problem(&mut rng, 4, 3, n);
         for policy in [Policy::AllAtOnce, Policy::PerSender, Policy::Window(2)] {
             let model = Model::Fluid(policy);
-            let a = simulate_with(&problem, model, 9, Engine::Incremental, &Interrupt::never()).unwrap();
-            let b = simulate_with(&problem, model, 9, Engine::Reference, &Interrupt::never()).unwrap();
+            let a = simulate_with(&problem, model, 9, Engine::Incremental, &Interrupt::never())
+                .unwrap();
+            let b =
+                simulate_with(&problem, model, 9, Engine::Reference, &Interrupt::never()).unwrap();
             for (x, y) in a.utilisation.iter().zip(&b.utilisation) {
                 assert!(
                     (x - y).abs() <= 1e-9,
@@ -199,7 +203,13 @@ fn incremental_engine_records_the_reference_utilisation() {
 fn crossbar_problem(rng: &mut crate::testing::Rng, n: u32) -> Problem {
     let equal_caps = rng.below(2) == 0;
     let capacities = (0..2 * n)
-        .map(|_| if equal_caps { 1.0 } else { 1.0 + rng.below(4) as f64 })
+        .map(|_| {
+            if equal_caps {
+                1.0
+            } else {
+                1.0 + rng.below(4) as f64
+            }
+        })
         .collect();
     let few_sizes = rng.below(3) == 0;
     let (mut flows, mut receivers, mut frames) = (Vec::new(), Vec::new(), Vec::new());
