@@ -21,7 +21,7 @@ pairs ``1 ≤ i ≤ j ≤ h``; group ``{i, j}`` holds class ``(i, j)`` at anchor
 the anchors by ``h``. Where that structure has no solution (``n = 6``) the model without it is
 solved. CP-SAT runs on one worker without its LP relaxation, phase saving and probing
 (:func:`~liquidsched.schedulers.feasibility.solve_feasibility`). Measured on one core
-(2026-11-28): ``n`` = 8, 12, 14, 16 in about 0.3, 1.2, 3.6 and 9.1 s (56 s at 16 with CP-SAT's
+(2026-11-28): ``n`` = 8, 12, 14, 16 in about 0.3, 1.2, 3.6 and 8.4 s (56 s at 16 with CP-SAT's
 defaults), ``n = 6`` without the structure 0.3 s.
 
 The ``6 × 6 × 6`` torus (``Λ = 216``, as many frames as hosts but one) is built as a product:
@@ -51,7 +51,7 @@ from ..traffic import Traffic
 from .at_the_bound import checked_at_the_bound
 from .feasibility import solve_feasibility
 
-#: The largest side of a square torus whose design search is tried (9.1 s at 16; at 18, 41 s
+#: The largest side of a square torus whose design search is tried (8.4 s at 16; at 18, 41 s
 #: with one seed and no answer in 150 s with another).
 LARGEST_SIDE = 16
 
