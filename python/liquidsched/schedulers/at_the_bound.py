@@ -1,5 +1,6 @@
 """What the liquid scheduler reports for a schedule that reaches the frame bound without its
-search (round-robin's shifts, a torus design): liquid, optimal by the bound, no search spent."""
+search (round-robin's shifts, a torus design, an orbit assignment): liquid, optimal by the
+bound, no search spent."""
 
 from __future__ import annotations
 

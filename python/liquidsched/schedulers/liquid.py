@@ -84,8 +84,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         under a group of its reflections are the schedule, assigned by CP-SAT
         (:mod:`~liquidsched.schedulers.orbit_assignment`, source "orbit assignment", with two
         thirds of the budget); on a torus, a cover of the translations' orbits by frames that
-        subgroups of them fix (source "orbit cover"), then frames the group moves (``stats["symmetry_order"]`` says which order was used; 1 when
-        none was).
+        subgroups of them fix (source "orbit cover"), then frames the group moves
+        (``stats["symmetry_order"]`` says which order was used; 1 when none was).
     memo_limit
         Bytes the search may spend remembering sub-traffics proven to have no schedule
         (256 MiB when None). The memo only saves searching them again: a smaller budget never
