@@ -130,12 +130,12 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     # the symmetric search (which find none there either) leave the rest to the plain search.
     use_symmetry = symmetric
     if symmetric and design_shape(net, traffic) is not None:
-        designed = torus_design(net, traffic, _design_budget(time_limit, started), frame_bound)
+        designed = torus_design(net, traffic, _construction_budget(time_limit, started), frame_bound)
         if designed is not None:
             return designed
         use_symmetry = False
     if use_symmetry:
-        assigned = orbit_assignment(net, traffic, _design_budget(time_limit, started), frame_bound)
+        assigned = orbit_assignment(net, traffic, _construction_budget(time_limit, started), frame_bound)
         if assigned is not None:
             return assigned
     paths = traffic.resource_lists(net)
@@ -182,11 +182,11 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     return Schedule.from_indices(net, traffic, raw["frames"], info)
 
 
-def _design_budget(time_limit: float | None, started: float) -> float | None:
-    """The seconds a torus design or an orbit assignment may take: two thirds of what is left of
-    the budget, so that when none is found the plain search still has the time to reach DSatur's completion
-    (a first fit in a sixth of the budget left 674 frames for 576 on ``torus:dims=16/16``);
-    None without a budget."""
+def _construction_budget(time_limit: float | None, started: float) -> float | None:
+    """The seconds a construction without search (a torus design, an orbit assignment) may
+    take: two thirds of what is left of the budget, so that when none is found the plain search
+    still has the time to reach DSatur's completion (a first fit in a sixth of the budget left
+    674 frames for 576 on ``torus:dims=16/16``); None without a budget."""
     if time_limit is None:
         return None
     return 2 / 3 * max(0.0, time_limit - (time.perf_counter() - started))

@@ -61,15 +61,17 @@ def free_orbits(net: Network, traffic: Traffic, frame_bound: int,
     symmetry = getattr(net, "symmetry", None)
     if symmetry is None or getattr(symmetry, "wrap", True):
         return None
-    index = {(t.src, t.dst): i for i, t in enumerate(traffic.transfers)}
-    if len(index) != len(traffic.transfers):
-        return None
-    sizes = traffic.sizes
+    index: dict[tuple[str, str], int] | None = None
     for group in symmetry.groups(frame_bound):
-        if max_entries is not None and len(traffic.transfers) * (frame_bound // len(group)) > max_entries:
+        if len(group) == 1 or (max_entries is not None
+                               and len(traffic.transfers) * (frame_bound // len(group)) > max_entries):
             continue
-        orbits = _orbits(group, traffic, index, sizes)
-        if orbits is not None and len(group) > 1:
+        if index is None:
+            index = {(t.src, t.dst): i for i, t in enumerate(traffic.transfers)}
+            if len(index) != len(traffic.transfers):
+                return None
+        orbits = _orbits(group, traffic, index, traffic.sizes)
+        if orbits is not None:
             return orbits, _product(group)
     return None
 
