@@ -36,7 +36,7 @@ LIQUIDSCHED = str(Path(sys.executable).with_name("liquidsched"))
 
 #: (family, argv after the program name, CPU seconds after which its long computation runs).
 FAMILIES = [
-    ("liquid search", ["plan", "--topology", "mesh:dims=16/16", "--traffic", "all-to-all", "--algorithm", "liquid"],
+    ("liquid search", ["plan", "--topology", "mesh:dims=10/10", "--traffic", "all-to-all", "--algorithm", "liquid"],
      5.0),
     ("weighted steps", ["plan", "--topology", "fat-tree:k=10", "--traffic", "random:seed=1,density=0.7",
                         "--algorithm", "weighted"], 5.0),

@@ -22,6 +22,7 @@ from ..symmetry import symmetry_candidates, translation_resource_images, with_re
 from ..traffic import Traffic
 from .at_the_bound import info_at_the_bound
 from .baselines import round_robin
+from .line_product import line_product
 from .orbit_assignment import orbit_assignment
 from .torus_design import design_shape, torus_design
 
@@ -77,15 +78,17 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     optimize
         When no liquid schedule exists, go on to find and prove the optimal length.
     symmetric
-        On a network with a symmetry (tori, meshes), first search a liquid schedule whose
-        frames a group of its automorphisms covers: on a square torus's all-to-all, a design
-        over its displacement classes (:mod:`~liquidsched.schedulers.torus_design`, source
-        "torus design", with two thirds of the budget); on a mesh, base frames whose images
-        under a group of its reflections are the schedule, assigned by CP-SAT
-        (:mod:`~liquidsched.schedulers.orbit_assignment`, source "orbit assignment", with two
-        thirds of the budget); on a torus, a cover of the translations' orbits by frames that
-        subgroups of them fix (source "orbit cover"), then frames the group moves
-        (``stats["symmetry_order"]`` says which order was used; 1 when none was).
+        On a network with a symmetry (tori, meshes), first build a liquid schedule from its
+        structure: on a mesh's all-to-all, a product of permutations of its lines
+        (:mod:`~liquidsched.schedulers.line_product`, source "line product"); on a square
+        torus's all-to-all, a design over its displacement classes
+        (:mod:`~liquidsched.schedulers.torus_design`, source "torus design"); on other meshes
+        and traffics, base frames whose images under a group of its reflections are the
+        schedule, assigned by CP-SAT (:mod:`~liquidsched.schedulers.orbit_assignment`, source
+        "orbit assignment"), each construction with two thirds of the budget; on a torus, a
+        cover of the translations' orbits by frames that subgroups of them fix (source "orbit
+        cover"), then frames the group moves (``stats["symmetry_order"]`` says which order was
+        used; 1 when none was).
     memo_limit
         Bytes the search may spend remembering sub-traffics proven to have no schedule
         (256 MiB when None). The memo only saves searching them again: a smaller budget never
@@ -103,8 +106,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         ``stopped_by`` (None, "nodes" or "time"), ``memory_bytes`` (the search's own tables),
         ``memo_limit_bytes``,
         ``symmetry_order`` and ``source`` ("round-robin" when its shifts reach the frame bound
-        and no search is needed, "torus design", "orbit assignment", "search", "orbit cover", "symmetric search",
-        "search+dsatur",
+        and no search is needed, "line product", "torus design", "orbit assignment", "search",
+        "orbit cover", "symmetric search", "search+dsatur",
         "search+first-fit" when DSatur would not have fitted in the time left, or "dsatur").
 
     Examples
@@ -129,6 +132,10 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     # Where a design applies and is not found in its share of the budget, the orbit cover and
     # the symmetric search (which find none there either) leave the rest to the plain search.
     use_symmetry = symmetric
+    if symmetric:
+        product = line_product(net, traffic, _construction_budget(time_limit, started), frame_bound)
+        if product is not None:
+            return product
     if symmetric and design_shape(net, traffic) is not None:
         designed = torus_design(net, traffic, _construction_budget(time_limit, started), frame_bound)
         if designed is not None:
@@ -183,10 +190,10 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
 
 
 def _construction_budget(time_limit: float | None, started: float) -> float | None:
-    """The seconds a construction without search (a torus design, an orbit assignment) may
-    take: two thirds of what is left of the budget, so that when none is found the plain search
-    still has the time to reach DSatur's completion (a first fit in a sixth of the budget left
-    674 frames for 576 on ``torus:dims=16/16``); None without a budget."""
+    """The seconds a construction without search (a line product, a torus design, an orbit
+    assignment) may take: two thirds of what is left of the budget, so that when none is found
+    the plain search still has the time to reach DSatur's completion (a first fit in a sixth of
+    the budget left 674 frames for 576 on ``torus:dims=16/16``); None without a budget."""
     if time_limit is None:
         return None
     return 2 / 3 * max(0.0, time_limit - (time.perf_counter() - started))
