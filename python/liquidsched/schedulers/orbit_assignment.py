@@ -18,6 +18,11 @@ on ``mesh:dims=8/8``, 32 base frames of 1,008 orbits: 12–45 s on one core over
 in ``benchmarks/search_scale.py``, where the search stops at 129 frames for 128). The model has
 ``transfers × K`` booleans; above :data:`MAX_ENTRIES` it is not built.
 
+The liquid scheduler tries it after the line product
+(:mod:`~liquidsched.schedulers.line_product`), which builds the all-to-all of a mesh whose sides
+are multiples of 4 in milliseconds; it is left the other meshes (sides of 6) and the other
+traffics the reflections keep.
+
 Nothing is trusted: the frames are checked against the network's routes (the validator) and the
 frame bound before the schedule is returned.
 """
