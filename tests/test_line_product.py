@@ -46,7 +46,7 @@ def mesh_frame_bound(dims, hosts_per_router=1) -> int:
     return math.prod(dims) * max(dims) // 4 * hosts_per_router ** 2
 
 
-@pytest.mark.parametrize("n", [2, 4, 8, 12, 16, 20, 24, 32])
+@pytest.mark.parametrize("n", [2, 4, 8, 12, 16, 20, 24, 32, 48])
 def test_a_line_family_sends_every_node_to_every_node_once_within_its_slots(n):
     slots = line_slots(n)
     assert slots == n // 4 or n < 4
@@ -61,6 +61,17 @@ def test_a_line_family_sends_every_node_to_every_node_once_within_its_slots(n):
         for c in range(slots):
             same = [(x, y) for x, y in enumerate(perm) if colour[x] == c]
             assert max(line_link_uses(same).values(), default=0) <= 1
+
+
+def test_cpsat_splits_the_classes_the_search_gives_up(monkeypatch):
+    from liquidsched.schedulers import line_product as module
+
+    monkeypatch.setattr(module, "CLASS_NODE_LIMIT", 0)
+    monkeypatch.setattr(module, "_families", {})
+    perms, _ = module.line_family(16, 4)
+    assert Counter((x, p[x]) for p in perms for x in range(16)) == Counter({(x, y): 1 for x in range(16)
+                                                                           for y in range(16)})
+    assert max(max(line_link_uses(enumerate(p)).values()) for p in perms) <= 4
 
 
 @pytest.mark.parametrize("dims, hosts_per_router", [((4, 4), 1), ((8, 8), 1), ((16, 16), 1), ((8, 4), 1),
