@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ..errors import TopologyError
 from ..network import Network
-from ..routing import NextHop
+from ..routing import TO_DESTINATION, Forwarding, ForwardingMatrix
 from ..symmetry import LatticeSymmetry
 from ._build import cable, hosts, switches
 
@@ -52,13 +52,10 @@ def torus(dims: Sequence[int] = (4, 4), capacity_Bps: float = 1.25e9, hosts_per_
         for m in range(hosts_per_router):
             names.append(_node_name("h", c, m if hosts_per_router > 1 else None))
             links += cable(names[-1], _name("r", c), capacity_Bps)
-    table: dict[str, dict[str, str]] = {}
-    for a in coords:
-        for b in coords:
-            if a != b:
-                table.setdefault(_name("r", a), {})[_name("r", b)] = _name("r", _dor_step(a, b, dims, wrap))
+    routers = [_name("r", c) for c in coords]
     kind = "torus" if wrap else "mesh"
-    net = Network(switches([_name("r", c) for c in coords]) + hosts(names), links, NextHop(table),
+    matrix = _dimension_order(dims, wrap, hosts_per_router, routers, names)
+    net = Network(switches(routers) + hosts(names), links, Forwarding.from_matrix(matrix),
                   name=kind, description=f"{'x'.join(map(str, dims))} {kind}, dimension-order routing")
     net.symmetry = LatticeSymmetry(tuple(dims), wrap, hosts_per_router, _node_name)
     return net
@@ -69,16 +66,29 @@ def mesh(dims: Sequence[int] = (4, 4), capacity_Bps: float = 1.25e9, hosts_per_r
     return torus(dims, capacity_Bps, hosts_per_router, wrap=False)
 
 
-def _dor_step(a: Sequence[int], b: Sequence[int], dims: Sequence[int], wrap: bool) -> tuple[int, ...]:
-    """The next router from ``a`` towards ``b`` in dimension order."""
+def _dimension_order(dims: Sequence[int], wrap: bool, hosts_per_router: int, routers: list[str],
+                     host_names: list[str]) -> ForwardingMatrix:
+    """Forwarding by destination host for dimension-order routing, as one array: each router
+    sends towards a host's router along the first axis where they differ (on a ring the shorter
+    way, the positive one on a tie), and delivers its own hosts. ``routers`` and ``host_names``
+    in the builder's order (the last coordinate fastest, a router's hosts together)."""
+    import numpy as np
+
+    grid = np.array(list(itertools.product(*(range(n) for n in dims))), dtype=np.int64).reshape(-1, len(dims))
+    radix = np.cumprod([1, *dims[:0:-1]])[::-1]
+    target = np.repeat(grid, hosts_per_router, axis=0)
+    # next_node[t, v]: router v's next router towards host t, axis by axis (the first differing wins).
+    step = np.full((len(target), len(grid)), TO_DESTINATION, dtype=np.int64)
+    settled = np.zeros(step.shape, dtype=bool)
     for axis, size in enumerate(dims):
-        if a[axis] != b[axis]:
-            forward = (b[axis] - a[axis]) % size
-            if wrap and size >= 3:
-                delta = 1 if forward <= size - forward else -1
-            else:
-                delta = 1 if b[axis] > a[axis] else -1
-            nxt = list(a)
-            nxt[axis] = (a[axis] + delta) % size
-            return tuple(nxt)
-    raise ValueError("a equals b")
+        a, b = grid[None, :, axis], target[:, None, axis]
+        differs = (a != b) & ~settled
+        if wrap and size >= 3:
+            forward = (b - a) % size
+            delta = np.where(forward <= size - forward, 1, -1)
+        else:
+            delta = np.where(b > a, 1, -1)
+        moved = np.broadcast_to(grid @ radix, step.shape) + ((a + delta) % size - a) * radix[axis]
+        step = np.where(differs, moved, step)
+        settled |= differs
+    return ForwardingMatrix(tuple(routers), tuple(host_names), step.astype(np.int32))
