@@ -17,7 +17,9 @@ from liquidsched.schedulers.line_product import line_family, line_product, line_
 from liquidsched.topologies import build_topology
 from liquidsched.topologies.torus import mesh
 from liquidsched.traffic import Traffic, Transfer, all_to_all, half_all_to_all
+
 from .cli_run import run
+from .frame_routes import route_uses
 
 
 def line_link_uses(segments) -> Counter:
@@ -26,15 +28,6 @@ def line_link_uses(segments) -> Counter:
     for x, y in segments:
         step = 1 if y > x else -1
         used.update((j, j + step) for j in range(x, y, step))
-    return used
-
-
-def route_uses(net, frame) -> Counter:
-    """How many transfers of ``frame`` cross each link, from the network's routes."""
-    used: Counter = Counter()
-    for piece in frame:
-        src, dst = piece.transfer.split("->")
-        used.update(net.route(src, dst))
     return used
 
 

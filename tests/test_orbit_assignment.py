@@ -4,8 +4,6 @@ and the group's orbits against the reflections' node maps."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
 
 from liquidsched import plan, validate
@@ -15,15 +13,7 @@ from liquidsched.traffic import Traffic, Transfer, all_to_all
 from liquidsched.schedulers import orbit_assignment as module
 from liquidsched.schedulers.orbit_assignment import free_orbits, orbit_assignment
 
-
-def route_uses(net, frame) -> Counter:
-    """How many transfers of ``frame`` cross each link, from the network's routes (not from the
-    resources the model was built on)."""
-    used: Counter = Counter()
-    for piece in frame:
-        src, dst = piece.transfer.split("->")
-        used.update(net.route(src, dst))
-    return used
+from .frame_routes import route_uses
 
 
 def mesh_frame_bound(side: int) -> int:

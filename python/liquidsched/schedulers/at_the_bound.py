@@ -31,6 +31,27 @@ def info_at_the_bound(frame_bound: int, source: str, parameters: dict[str, Any],
                "gap": 0, "stopped_by": None, "source": source})
 
 
+def is_all_to_all_size(traffic: Traffic, hosts: int) -> bool:
+    """Whether ``traffic`` has as many transfers as the all-to-all of ``hosts`` hosts and no
+    host pair twice (which pairs is checked when a construction maps its frames to them),
+    counted on the traffic's columns.
+
+    Examples
+    --------
+    >>> from liquidsched.topologies.torus import mesh
+    >>> from liquidsched.traffic import all_to_all
+    >>> net = mesh((2, 2))
+    >>> is_all_to_all_size(all_to_all(net), 4), is_all_to_all_size(all_to_all(net), 3)
+    (True, False)
+    """
+    import numpy as np
+
+    if len(traffic) != hosts * (hosts - 1):
+        return False
+    keys = traffic.src_index.astype(np.int64) * len(traffic.host_table) + traffic.dst_index
+    return len(np.unique(keys)) == len(traffic)
+
+
 def checked_at_the_bound(net: Network, traffic: Traffic, frames: list[list[int]], frame_bound: int, source: str,
                          time_limit: float | None, symmetry_order: int) -> Schedule | None:
     """The schedule of ``frames`` (transfer indices) built by ``source`` without a search (a

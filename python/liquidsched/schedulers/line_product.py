@@ -48,7 +48,7 @@ from ..bounds import compute_bound
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic
-from .at_the_bound import checked_at_the_bound
+from .at_the_bound import checked_at_the_bound, is_all_to_all_size
 from .feasibility import solve_feasibility
 
 if TYPE_CHECKING:
@@ -292,12 +292,7 @@ def product_shape(net: Network, traffic: Traffic) -> tuple[LatticeSymmetry, int]
     sym = getattr(net, "symmetry", None)
     if sym is None or getattr(sym, "wrap", True):
         return None
-    hosts = math.prod(sym.dims) * sym.hosts_per_router
-    pairs = len(traffic)
-    if pairs != hosts * (hosts - 1):
-        return None
-    keys = traffic.src_index.astype(np.int64) * len(traffic.host_table) + traffic.dst_index
-    if len(np.unique(keys)) != pairs:
+    if not is_all_to_all_size(traffic, math.prod(sym.dims) * sym.hosts_per_router):
         return None
     return sym, max(line_slots(n) for n in sym.dims)
 

@@ -48,7 +48,7 @@ from ..bounds import compute_bound
 from ..network import Network
 from ..schedule import Schedule
 from ..traffic import Traffic
-from .at_the_bound import checked_at_the_bound
+from .at_the_bound import checked_at_the_bound, is_all_to_all_size
 from .feasibility import solve_feasibility
 
 #: The largest side of a square torus whose design search is tried (8.4 s at 16; at 18, 41 s
@@ -262,11 +262,7 @@ def design_shape(net: Network, traffic: Traffic) -> tuple[int, int] | None:
     n, rank = sym.dims[0], len(sym.dims)
     if not ((rank == 2 and n % 2 == 0 and 6 <= n <= LARGEST_SIDE) or (rank == 3 and n == 6)):
         return None
-    hosts = math.prod(sym.dims)
-    pairs = len(traffic.transfers)
-    if pairs != hosts * (hosts - 1) or len({(t.src, t.dst) for t in traffic.transfers}) != pairs:
-        return None
-    return n, rank
+    return (n, rank) if is_all_to_all_size(traffic, math.prod(sym.dims)) else None
 
 
 def design_frames(net: Network, traffic: Traffic, time_limit: float | None) -> list[list[int]] | None:

@@ -78,6 +78,7 @@ def _dimension_order(dims: Sequence[int], wrap: bool, hosts_per_router: int, rou
     radix = np.cumprod([1, *dims[:0:-1]])[::-1]
     target = np.repeat(grid, hosts_per_router, axis=0)
     # next_node[t, v]: router v's next router towards host t, axis by axis (the first differing wins).
+    index = grid @ radix
     step = np.full((len(target), len(grid)), TO_DESTINATION, dtype=np.int64)
     settled = np.zeros(step.shape, dtype=bool)
     for axis, size in enumerate(dims):
@@ -88,7 +89,7 @@ def _dimension_order(dims: Sequence[int], wrap: bool, hosts_per_router: int, rou
             delta = np.where(forward <= size - forward, 1, -1)
         else:
             delta = np.where(b > a, 1, -1)
-        moved = np.broadcast_to(grid @ radix, step.shape) + ((a + delta) % size - a) * radix[axis]
+        moved = index[None, :] + ((a + delta) % size - a) * radix[axis]
         step = np.where(differs, moved, step)
         settled |= differs
     return ForwardingMatrix(tuple(routers), tuple(host_names), step.astype(np.int32))
