@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..schedule import Schedule, ScheduleInfo
 
 if TYPE_CHECKING:
@@ -44,8 +46,6 @@ def is_all_to_all_size(traffic: Traffic, hosts: int) -> bool:
     >>> is_all_to_all_size(all_to_all(net), 4), is_all_to_all_size(all_to_all(net), 3)
     (True, False)
     """
-    import numpy as np
-
     if len(traffic) != hosts * (hosts - 1):
         return False
     keys = traffic.src_index.astype(np.int64) * len(traffic.host_table) + traffic.dst_index
