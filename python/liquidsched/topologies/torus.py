@@ -5,8 +5,6 @@ from __future__ import annotations
 import itertools
 from typing import Sequence
 
-import numpy as np
-
 from ..errors import TopologyError
 from ..network import Network
 from ..routing import TO_DESTINATION, Forwarding, ForwardingMatrix
@@ -74,6 +72,9 @@ def _dimension_order(dims: Sequence[int], wrap: bool, hosts_per_router: int, rou
     sends towards a host's router along the first axis where they differ (on a ring the shorter
     way, the positive one on a tie), and delivers its own hosts. ``routers`` and ``host_names``
     in the builder's order (the last coordinate fastest, a router's hosts together)."""
+    # Here, not at the top: `topology list` imports this module and must not load numpy.
+    import numpy as np
+
     grid = np.array(list(itertools.product(*(range(n) for n in dims))), dtype=np.int64).reshape(-1, len(dims))
     radix = np.cumprod([1, *dims[:0:-1]])[::-1]
     target = np.repeat(grid, hosts_per_router, axis=0)
