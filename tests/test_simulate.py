@@ -225,6 +225,20 @@ def test_incremental_fluid_engine_equals_the_from_scratch_one_on_hundreds_of_flo
         assert runs["incremental"]["level_changes"] > 0 and runs["reference"]["level_changes"] == 0
 
 
+def test_prediction_counts_the_level_changes_of_the_core():
+    # The Python prediction carries the engine's count, not a default of its own: 90 flows at
+    # once are enough for the incremental engine, which sets rates; the reference sets none.
+    from liquidsched.topologies.crossbar import crossbar
+    from liquidsched.traffic import random_matrix
+
+    net = crossbar(10)
+    schedule = plan(net, random_matrix(net, seed=3, min_bytes=1, max_bytes=5_000_000), "round-robin")
+    raw = run_engine("incremental", schedule, "all-at-once")
+    got = simulate(schedule, "fluid", "all-at-once")
+    assert got.level_changes == raw["level_changes"] > 0
+    assert got.rate_updates == raw["rate_updates"]
+
+
 def test_unknown_engine_is_refused(two_switch_net):
     schedule = plan(two_switch_net, half_all_to_all(two_switch_net), "round-robin")
     with pytest.raises(ValueError, match='unknown engine "fast"'):

@@ -63,6 +63,9 @@ class Prediction:
     wall_s: float = 0.0
     #: W of the window policy, in steps
     window: int | None = None
+    #: bottleneck groups whose rate the incremental engine set again, over all its events (0 for
+    #: the reference engine, which recomputes from scratch, and for SimGrid): what an event costs
+    level_changes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "policy": self.policy, "backend": self.backend, "window": self.window,
@@ -232,6 +235,7 @@ def simulate(schedule: Schedule, model: str = "fluid", policy: str = "all-at-onc
                                        raw["start_s"], raw["finish_s"], utilisation, raw["rate_updates"], "rust",
                                        wall)
     prediction.window = w or None
+    prediction.level_changes = int(raw["level_changes"])
     return prediction
 
 
