@@ -61,6 +61,25 @@ def test_ctrl_c_at_any_early_moment_ends_with_one_line_and_no_traceback():
     assert EXIT_INTERRUPTED in statuses
 
 
+def test_ctrl_c_while_a_class_is_created_is_an_interrupt_not_a_bug(monkeypatch, capsys):
+    """Ctrl-C in a descriptor's ``__set_name__`` (as when it comes while ``ipaddress`` loads):
+    Python 3.11 raises it as the cause of a RuntimeError, which is still the user's Ctrl-C."""
+    import liquidsched.cli as cli
+
+    class Interrupted:
+        def __set_name__(self, owner, name):
+            raise KeyboardInterrupt
+
+    def command(argv):
+        class Owner:
+            attribute = Interrupted()
+        return 0
+
+    monkeypatch.setattr(cli, "_command", command)
+    assert main(["bound"]) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err.splitlines() == ["liquidsched: interrupted"]
+
+
 def test_an_interrupt_python_had_to_drop_is_raised_again_outside_the_hook():
     """The unraisable-exception hook of a command gives a dropped Ctrl-C back as a
     KeyboardInterrupt in ordinary code, not in the hook (where Python would print it as

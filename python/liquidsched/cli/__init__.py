@@ -79,6 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:
         from ..errors import LiquidschedError
 
+        if _caused_by_interrupt(e):
+            _say("liquidsched: interrupted")
+            return EXIT_INTERRUPTED
+
         if isinstance(e, LiquidschedError):  # standard output failed at the command's last flush
             _say(f"liquidsched: error: {e}")
             return 2
@@ -88,6 +92,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"liquidsched: internal error: {type(e).__name__}: {' '.join(str(e).split())[:500]} "
              f"(a bug in liquidsched; LIQUIDSCHED_TRACEBACK=1 shows where)")
         return EXIT_INTERNAL_ERROR
+
+
+def _caused_by_interrupt(error: BaseException) -> bool:
+    """Whether Ctrl-C is what ``error`` wraps: Python turns a KeyboardInterrupt raised while a
+    class is being created (in a descriptor's ``__set_name__``: ``ipaddress``, which ``pathlib``
+    imports at start-up, has such classes) into a RuntimeError whose cause it is; no bug."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _run(argv: list[str]) -> int:
