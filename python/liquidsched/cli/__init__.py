@@ -71,8 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _signal.signal(_signal.SIGINT, _signal.default_int_handler)
         return _run(sys.argv[1:] if argv is None else list(argv))
     except KeyboardInterrupt:
-        _say("liquidsched: interrupted")
-        return EXIT_INTERRUPTED
+        return _interrupted()
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_CLOSED_PIPE
@@ -80,9 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..errors import LiquidschedError
 
         if _caused_by_interrupt(e):
-            _say("liquidsched: interrupted")
-            return EXIT_INTERRUPTED
-
+            return _interrupted()
         if isinstance(e, LiquidschedError):  # standard output failed at the command's last flush
             _say(f"liquidsched: error: {e}")
             return 2
@@ -92,6 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"liquidsched: internal error: {type(e).__name__}: {' '.join(str(e).split())[:500]} "
              f"(a bug in liquidsched; LIQUIDSCHED_TRACEBACK=1 shows where)")
         return EXIT_INTERNAL_ERROR
+
+
+def _interrupted() -> int:
+    """Say that Ctrl-C ended the command, in one line, and return its exit status."""
+    _say("liquidsched: interrupted")
+    return EXIT_INTERRUPTED
 
 
 def _caused_by_interrupt(error: BaseException) -> bool:
