@@ -77,6 +77,23 @@ def test_simulate_a_schedule_file_and_an_algorithm(capsys, tmp_path):
     assert picture.read_bytes().startswith(b"\x89PNG")
 
 
+def test_simulate_json_reports_what_the_engine_did_as_the_api_counts_it(capsys, tmp_path):
+    # The counts are the engine's own (deterministic), so the CLI's and the API's are equal; the
+    # transfers at once set rates, so the update count is not a default of 0 (so few flows run on
+    # the reference engine, which keeps no bottleneck groups: its level changes are 0).
+    from liquidsched.schedule import Schedule
+    from liquidsched.simulate import simulate
+
+    path = tmp_path / "rr.json"
+    run(capsys, "plan", "--topology", "two-switch", "--algorithm", "round-robin", "--output", str(path))
+    code, out, _ = run(capsys, "simulate", "--schedule", str(path), "--model", "fluid", "--policy", "all-at-once",
+                       "--json")
+    engine = json.loads(out)["engine"]
+    expected = simulate(Schedule.load(path), "fluid", "all-at-once")
+    assert code == 0 and engine["rate_updates"] == expected.rate_updates > 0
+    assert engine["level_changes"] == expected.level_changes and engine["wall_s"] >= 0
+
+
 def test_check_lists_violations(capsys, tmp_path):
     path = tmp_path / "rr.json"
     run(capsys, "plan", "--topology", "two-switch", "--output", str(path))

@@ -70,7 +70,10 @@ class Prediction:
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "policy": self.policy, "backend": self.backend, "window": self.window,
                 "makespan_s": self.makespan_s, "throughput_Bps": self.throughput_Bps,
-                "ratio_to_bound": self.ratio_to_bound}
+                "ratio_to_bound": self.ratio_to_bound,
+                # What the run cost, for those who compare engines or watch one grow.
+                "engine": {"rate_updates": self.rate_updates, "level_changes": self.level_changes,
+                           "wall_s": self.wall_s}}
 
 
 @dataclass
