@@ -5,11 +5,32 @@ use pyo3::types::PyDict;
 
 use liquidsched_core::liquid::{self, Budget, OrbitStructure, SearchOptions, Source};
 
+use crate::traffic::PyTransferRoutes;
+
+/// The transfers' paths as the search takes them: lists of resource indices, or the routes of
+/// a traffic's columns (`TransferRoutes`), whose paths are made here without a Python list
+/// per transfer.
+#[derive(FromPyObject)]
+enum Paths<'py> {
+    Routes(PyRef<'py, PyTransferRoutes>),
+    Lists(Vec<Vec<u32>>),
+}
+
+impl Paths<'_> {
+    fn into_lists(self) -> Vec<Vec<u32>> {
+        match self {
+            Paths::Routes(routes) => routes.inner.paths(),
+            Paths::Lists(lists) => lists,
+        }
+    }
+}
+
 /// The translations' action on the transfers (`OrbitStructure.as_core()` in Python):
 /// `(orbit, element, product, subgroups, resource_images)`.
 type Orbits = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>, Vec<u32>);
 
-/// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t`, `slots[r]`
+/// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t` (or `paths`
+/// is a traffic's `TransferRoutes`), `slots[r]`
 /// the transfers resource `r` carries at once (empty: one each). Returns a
 /// dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
 /// `memo_hits`, `restarts`, `memory_bytes`, `symmetry_order`, `stopped_by` (None, "nodes" or
@@ -27,7 +48,7 @@ type Orbits = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>, Vec<u32>);
 #[allow(clippy::too_many_arguments)]
 fn liquid_schedule<'py>(
     py: Python<'py>,
-    paths: Vec<Vec<u32>>,
+    paths: Paths<'py>,
     resources: usize,
     slots: Vec<u32>,
     blank: bool,
@@ -46,6 +67,7 @@ fn liquid_schedule<'py>(
     memo_bytes: Option<usize>,
     orbits: Option<Orbits>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let paths = paths.into_lists();
     let defaults = SearchOptions::default();
     let opts = SearchOptions {
         blank,

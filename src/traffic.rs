@@ -35,8 +35,8 @@ fn read_plain_rows<'py>(py: Python<'py>, text: &str, max_size: u64) -> Option<Pl
 /// transfer's link up and down and run (negative: none), the runs' offsets and resources, on a
 /// network of `resources` resources.
 #[pyclass(module = "liquidsched._core", name = "TransferRoutes", frozen)]
-struct PyTransferRoutes {
-    inner: traffic::TransferRoutes,
+pub(crate) struct PyTransferRoutes {
+    pub(crate) inner: traffic::TransferRoutes,
 }
 
 #[pymethods]

@@ -165,6 +165,43 @@ def test_translation_orbits_are_whole_displacement_classes():
     assert mesh.symmetry.translation_orbits([(t.src, t.dst) for t in all_to_all(mesh).transfers]) is None
 
 
+@pytest.mark.parametrize("topology", ["torus:dims=4/3,hosts_per_router=2", "torus:dims=3/2/4", "torus:dims=5"])
+def test_translation_orbits_of_a_traffic_s_columns_are_those_of_its_pairs(topology):
+    # The columns' form (what liquid() hands the core) against the pairs' form, on a traffic
+    # whose transfers come in a shuffled order; and a host outside the lattice refuses both.
+    import numpy as np
+
+    net = build_topology(topology)
+    transfers = list(all_to_all(net).transfers)
+    order = np.random.default_rng(5).permutation(len(transfers))
+    traffic = Traffic([transfers[i] for i in order])
+    pairs = [(t.src, t.dst) for t in traffic.transfers]
+    by_pairs = net.symmetry.translation_orbits(pairs)
+    by_columns = net.symmetry.translation_orbits_of_columns(traffic.host_table, traffic.src_index,
+                                                             traffic.dst_index)
+    assert by_pairs is not None and by_columns == by_pairs
+    hosts = list(traffic.host_table)
+    assert net.symmetry.translation_orbits_of_columns(hosts + ["elsewhere"], traffic.src_index,
+                                                      traffic.dst_index) == by_pairs
+    stranger = np.array(traffic.src_index)
+    stranger[0] = len(hosts)
+    assert net.symmetry.translation_orbits_of_columns(hosts + ["elsewhere"], stranger, traffic.dst_index) is None
+    assert net.symmetry.translation_orbits(pairs[:1] + [("elsewhere", pairs[0][1])] + pairs[2:]) is None
+
+
+def test_the_search_takes_a_traffic_s_routes_as_it_takes_its_lists():
+    # The same paths either way, so the same deterministic search: the same frames.
+    from liquidsched.transfer_routes import cached_transfer_routes
+
+    net = build_topology("torus:dims=4/4,hosts_per_router=2")
+    traffic = all_to_all(net)
+    lists = _core.liquid_schedule(traffic.resource_lists(net), len(net.resources), slots=net.resource_slots,
+                                  node_limit=20_000)
+    routes = _core.liquid_schedule(cached_transfer_routes(net, traffic).core, len(net.resources),
+                                   slots=net.resource_slots, node_limit=20_000)
+    assert routes == lists and len(routes["frames"]) >= 48
+
+
 @pytest.mark.parametrize("topology", ["torus:dims=5", "torus:dims=4/3,hosts_per_router=2", "torus:dims=6/4",
                                       "torus:dims=3/2/4", "torus:dims=2/2,hosts_per_router=3"])
 def test_translation_resource_images_are_the_node_maps_images(topology):

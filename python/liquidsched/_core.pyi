@@ -59,7 +59,7 @@ class RawLiquidResult(TypedDict):
     source: str
 
 def liquid_schedule(
-    paths: Sequence[Sequence[int]],
+    paths: Sequence[Sequence[int]] | TransferRoutes,
     resources: int,
     *,
     slots: Sequence[int] = (),

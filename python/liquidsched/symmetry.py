@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from .network import Network
 
@@ -96,28 +96,56 @@ class LatticeSymmetry:
         >>> sym.translation_orbits([("h0", "h1")]) is None
         True
         """
-        if not self.wrap or not pairs:
-            return None
         import numpy as np  # only where the orbit cover runs: `topology list` stays light
-        place = {self.name("h", c, m): (c, m or 0) for c, m in self._members()}
-        if any(a not in place or b not in place for a, b in pairs):
+        hosts = sorted({h for pair in pairs for h in pair})
+        index = {h: i for i, h in enumerate(hosts)}
+        src = np.array([index[a] for a, _ in pairs], dtype=np.int64)
+        dst = np.array([index[b] for _, b in pairs], dtype=np.int64)
+        return self.translation_orbits_of_columns(hosts, src, dst)
+
+    def translation_orbits_of_columns(self, hosts: Sequence[str], src: Any, dst: Any) -> OrbitStructure | None:
+        """:meth:`translation_orbits` of the transfers from ``hosts[src[t]]`` to
+        ``hosts[dst[t]]`` (``src``, ``dst``: integer arrays), as a traffic holds them: each host
+        is looked up once, not once per transfer.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from liquidsched.topologies.torus import torus
+        >>> o = torus((4,)).symmetry.translation_orbits_of_columns(["h0", "h1", "h2", "h3"], np.arange(4),
+        ...                                                          (np.arange(4) + 1) % 4)
+        >>> o.orbit, o.element
+        ([0, 0, 0, 0], [0, 1, 2, 3])
+        """
+        import numpy as np
+
+        if not self.wrap or len(src) == 0:
             return None
+        place = {self.name("h", c, m): (c, m or 0) for c, m in self._members()}
+        if any(h not in place for h in hosts):
+            used = np.unique(np.concatenate((src, dst)))
+            if any(hosts[i] not in place for i in used.tolist()):
+                return None
         dims = np.array(self.dims)
         order = math.prod(self.dims)
         radix = np.cumprod((1, *self.dims[:-1]))
-        src = np.array([place[a][0] for a, _ in pairs], dtype=np.int64).reshape(len(pairs), len(dims))
-        dst = np.array([place[b][0] for _, b in pairs], dtype=np.int64).reshape(len(pairs), len(dims))
-        ranks = np.array([(place[a][1], place[b][1]) for a, b in pairs], dtype=np.int64).reshape(len(pairs), 2)
-        _, orbit = np.unique(np.column_stack(((dst - src) % dims, ranks)), axis=0, return_inverse=True)
+        # Each host's router coordinates and rank at it, once per host.
+        known = [place.get(h, ((0,) * len(dims), 0)) for h in hosts]
+        coordinates = np.array([c for c, _ in known], dtype=np.int64).reshape(len(hosts), len(dims))
+        rank = np.array([m for _, m in known], dtype=np.int64)
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        source, target = coordinates[src], coordinates[dst]
+        _, orbit = np.unique(np.column_stack(((target - source) % dims, rank[src], rank[dst])), axis=0,
+                             return_inverse=True)
         orbit = orbit.reshape(-1)
-        element = src @ radix
+        element = source @ radix
+        count = len(src)
         # Whole orbits only: every element once in each.
-        if len(pairs) % order or len(np.unique(orbit * order + element)) != len(pairs) \
-                or orbit.max() + 1 != len(pairs) // order:
+        if count % order or len(np.unique(orbit * order + element)) != count or orbit.max() + 1 != count // order:
             return None
         vectors = _lattice_vectors(self.dims)
         product = ((vectors[:, None, :] + vectors[None, :, :]) % dims) @ radix
-        subgroups = translation_subgroups(self.dims, limit=max(1, ORBIT_COVER_ENTRIES // len(pairs)))
+        subgroups = translation_subgroups(self.dims, limit=max(1, ORBIT_COVER_ENTRIES // count))
         return OrbitStructure(orbit=orbit.tolist(), element=element.tolist(), product=product.reshape(-1).tolist(),
                               subgroups=subgroups)
 

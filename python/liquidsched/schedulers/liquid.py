@@ -20,6 +20,7 @@ from ..network import Network
 from ..schedule import Schedule, ScheduleInfo
 from ..symmetry import symmetry_candidates, translation_resource_images, with_resource_images
 from ..traffic import Traffic
+from ..transfer_routes import cached_transfer_routes
 from .at_the_bound import info_at_the_bound
 from .baselines import round_robin
 from .line_product import line_product
@@ -53,12 +54,12 @@ def symmetry_group(net: Network, frame_bound: int, images: np.ndarray | None = N
 
 def orbit_structure(net: Network, traffic: Traffic, images: np.ndarray | None = None) -> tuple | None:
     """The translations of a torus acting on ``traffic`` as the core's orbit cover takes them
-    (:meth:`liquidsched.symmetry.LatticeSymmetry.translation_orbits`, with the resources'
-    ``images``, computed when None); None where there are none."""
-    orbits = getattr(getattr(net, "symmetry", None), "translation_orbits", None)
+    (:meth:`liquidsched.symmetry.LatticeSymmetry.translation_orbits_of_columns`, with the
+    resources' ``images``, computed when None); None where there are none."""
+    orbits = getattr(getattr(net, "symmetry", None), "translation_orbits_of_columns", None)
     if orbits is None:
         return None
-    structure = orbits([(t.src, t.dst) for t in traffic.transfers])
+    structure = orbits(traffic.host_table, traffic.src_index, traffic.dst_index)
     if structure is None:
         return None
     structure = with_resource_images(net, structure, images)
@@ -75,6 +76,9 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     time_limit, node_limit
         Budgets (seconds, category nodes). When one runs out, the best schedule known is
         returned: the deepest partial schedule of the search completed by DSatur, or DSatur's.
+        The search leaves of a time limit what DSatur is expected to take on the traffic for
+        that (15 % of it at least; when DSatur would need more than two thirds, 15 % and a
+        first fit's completion).
     optimize
         When no liquid schedule exists, go on to find and prove the optimal length.
     symmetric
@@ -145,7 +149,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         assigned = orbit_assignment(net, traffic, _construction_budget(time_limit, started), frame_bound)
         if assigned is not None:
             return assigned
-    paths = traffic.resource_lists(net)
+    # The routes' columns: the core makes the paths, with no Python list per transfer.
+    paths = cached_transfer_routes(net, traffic).core
     # A torus's translations' resource images serve both the orbit cover and the symmetric search.
     on_torus = use_symmetry and getattr(getattr(net, "symmetry", None), "wrap", False)
     images = translation_resource_images(net) if on_torus else None
