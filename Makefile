@@ -65,6 +65,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/kpbs.py --output $(OUT)/kpbs.json --plot $(OUT)/kpbs.png
 	$(PY) benchmarks/scale.py --output $(OUT)/scale.json --plot $(OUT)/scale.png
 	$(PY) benchmarks/search_scale.py --output $(OUT)/search-scale.json --plot $(OUT)/search-scale.png
+	$(PY) benchmarks/budgeted_search.py --output $(OUT)/budgeted-search.json --plot $(OUT)/budgeted-search.png
 	$(PY) benchmarks/shuffle.py --part fluid --output $(OUT)/shuffle-fluid.json
 	$(PY) benchmarks/steady_state.py --output $(OUT)/steady-state.json --plot $(OUT)/steady-state.png
 	$(PY) benchmarks/moe.py --output $(OUT)/moe.json --plot $(OUT)/moe.png

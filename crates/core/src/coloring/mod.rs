@@ -29,7 +29,7 @@ mod queue;
 #[cfg(test)]
 mod reference;
 
-pub use dsatur::{dsatur, dsatur_until, dsatur_with};
+pub use dsatur::{dsatur, dsatur_until, dsatur_with, expected_seconds};
 pub use first_fit::first_fit;
 
 #[cfg(test)]

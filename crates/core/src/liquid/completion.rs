@@ -1,14 +1,38 @@
 //! Completion of a partial schedule when the search did not finish: the transfers it leaves
 //! out are coloured by DSatur when DSatur finishes in the time left, and by a greedy first fit
-//! otherwise.
+//! otherwise; and the share of a time budget kept for it.
 
 use std::time::Instant;
 
 use super::traffic::Traffic;
 use super::Source;
-use crate::coloring::{dsatur_until, first_fit};
+use crate::coloring::{dsatur_until, expected_seconds, first_fit};
 use crate::error::CoreResult;
 use crate::interrupt::Interrupt;
+
+/// Share of a time budget kept for the completion at least.
+const LEAST_RESERVE: f64 = 0.15;
+
+/// Share of a time budget the completion may take at most: the search keeps a third.
+const MOST_RESERVE: f64 = 2.0 / 3.0;
+
+/// Seconds of a `budget` (seconds) to keep for completing the best partial schedule of
+/// `traffic`: what DSatur is expected to take on the whole traffic (a partial schedule leaves
+/// less), between 15 % and two thirds of the budget; when DSatur is expected to need more, the
+/// completion will be first fit's, which is near-linear, and 15 % is kept.
+///
+/// A fixed 15 % left DSatur out on large traffics: on the 8 × 8 × 8 torus's half all-to-all
+/// (DSatur 3.9 s), 10 s and 20 s gave 983 and 946 frames by first fit, where DSatur alone
+/// gives 770.
+pub(super) fn completion_reserve(budget: f64, traffic: &Traffic) -> f64 {
+    let least = budget * LEAST_RESERVE;
+    let dsatur = expected_seconds(&traffic.loads(), &traffic.slots);
+    if dsatur > least && dsatur <= budget * MOST_RESERVE {
+        dsatur
+    } else {
+        least
+    }
+}
 
 /// `partial` completed on the transfers it leaves out (the whole traffic when empty): by
 /// DSatur if it finishes by `deadline`, else by a greedy first fit, which is near-linear.
@@ -56,9 +80,43 @@ pub(super) fn best_known(
 
 #[cfg(test)]
 mod tests {
+    use super::completion_reserve;
+    use crate::coloring::expected_seconds;
     use crate::liquid::tests::ring_all_to_all;
+    use crate::liquid::traffic::Traffic;
     use crate::liquid::{liquid_schedule, Budget, SearchOptions};
     use crate::testing::is_valid_schedule;
+
+    #[test]
+    fn the_reserve_is_dsatur_s_expected_time_when_it_fits_in_half_the_budget() {
+        // 1,000 transfers on resource 0, 10 of them on resource 1 too.
+        let paths: Vec<Vec<u32>> = (0..1000)
+            .map(|t| if t < 10 { vec![0, 1] } else { vec![0] })
+            .collect();
+        let traffic = Traffic::new(&paths, 2, &[]).unwrap();
+        let dsatur = expected_seconds(&[1000, 10], &[]);
+        assert!(dsatur > 0.0);
+        // Between 15 % and half of the budget: DSatur's time.
+        assert_eq!(completion_reserve(3.0 * dsatur, &traffic), dsatur);
+        // Below 15 %: 15 %.
+        assert_eq!(
+            completion_reserve(10.0 * dsatur, &traffic),
+            0.15 * 10.0 * dsatur
+        );
+        // Above half: DSatur will not run, first fit completes in 15 %.
+        assert_eq!(
+            completion_reserve(1.5 * dsatur, &traffic),
+            0.15 * 1.5 * dsatur
+        );
+    }
+
+    #[test]
+    fn dsatur_s_expected_time_grows_as_the_square_of_the_loads_over_the_slots() {
+        let one = expected_seconds(&[100, 30], &[]);
+        assert_eq!(expected_seconds(&[200, 60], &[]), 4.0 * one);
+        assert_eq!(expected_seconds(&[200, 60], &[4, 4]), one);
+        assert_eq!(expected_seconds(&[], &[]), 0.0);
+    }
 
     #[test]
     fn a_time_budget_of_zero_still_returns_a_schedule() {

@@ -146,10 +146,6 @@ fn with_deep_stack<T: Send>(
     interrupt.run_on_thread(256 << 20, f)
 }
 
-/// Share of the time budget the search itself may use; the rest is for completing the best
-/// partial schedule when the search did not finish.
-const SEARCH_SHARE: f64 = 0.85;
-
 /// When the search must stop and when the answer must be out.
 #[derive(Clone, Copy)]
 struct Deadlines {
@@ -194,9 +190,11 @@ pub fn liquid_schedule_with(
     }
     let traffic = Traffic::new(paths, resources, slots)?;
     let deadlines = Deadlines {
-        search: opts
-            .time_limit
-            .map(|t| start + Duration::from_secs_f64(t * SEARCH_SHARE)),
+        // The rest of the budget is for completing the best partial schedule, should the
+        // search not finish.
+        search: opts.time_limit.map(|t| {
+            start + Duration::from_secs_f64(t - completion::completion_reserve(t, &traffic))
+        }),
         answer: opts.time_limit.map(|t| start + Duration::from_secs_f64(t)),
     };
     with_deep_stack(traffic.len(), interrupt, || {
