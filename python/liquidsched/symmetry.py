@@ -122,6 +122,8 @@ class LatticeSymmetry:
         if not self.wrap or len(src) == 0:
             return None
         place = {self.name("h", c, m): (c, m or 0) for c, m in self._members()}
+        # A host of the table that no transfer uses may lie outside the lattice; it is given a
+        # place of its own below only so that the table can be indexed.
         if any(h not in place for h in hosts):
             used = np.unique(np.concatenate((src, dst)))
             if any(hosts[i] not in place for i in used.tolist()):
@@ -129,7 +131,7 @@ class LatticeSymmetry:
         dims = np.array(self.dims)
         order = math.prod(self.dims)
         radix = np.cumprod((1, *self.dims[:-1]))
-        # Each host's router coordinates and rank at it, once per host.
+        # Each host's router coordinates and rank at it, looked up once per host.
         known = [place.get(h, ((0,) * len(dims), 0)) for h in hosts]
         coordinates = np.array([c for c, _ in known], dtype=np.int64).reshape(len(hosts), len(dims))
         rank = np.array([m for _, m in known], dtype=np.int64)
