@@ -19,10 +19,11 @@ pairs ``1 ≤ i ≤ j ≤ h``; group ``{i, j}`` holds class ``(i, j)`` at anchor
 ``(j, i)``; group ``{i, i}`` is unchanged by swapping the two sides, and group ``{i, h}``
 (``i < h``) holds ``(h, i)`` at anchor ``h`` and is unchanged by the swap followed by a shift of
 the anchors by ``h``. Where that structure has no solution (``n = 6``) the model without it is
-solved. CP-SAT runs on one worker without its LP relaxation, phase saving and probing
+solved. CP-SAT runs on one worker without its LP relaxation, phase saving, probing and
+symmetry detection, and with one round of presolve
 (:func:`~liquidsched.schedulers.feasibility.solve_feasibility`). Measured on one core
-(2026-11-28): ``n`` = 8, 12, 14, 16 in about 0.3, 1.2, 3.6 and 8.4 s (56 s at 16 with CP-SAT's
-defaults), ``n = 6`` without the structure 0.3 s.
+(2026-11-28): ``n`` = 8, 12, 14, 16 in about 0.3, 1.0, 2.2 and 8.4 s, the model built and the
+frames checked (56 s at 16 with CP-SAT's defaults), ``n = 6`` without the structure under 0.1 s.
 
 The ``6 × 6 × 6`` torus (``Λ = 216``, as many frames as hosts but one) is built as a product:
 every frame is a pair ``(P, t)``, ``P`` a frame of a ``6 × 6`` liquid schedule of the (Y, Z)
