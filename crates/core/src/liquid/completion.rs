@@ -88,7 +88,7 @@ mod tests {
     use crate::testing::is_valid_schedule;
 
     #[test]
-    fn the_reserve_is_dsatur_s_expected_time_when_it_fits_in_half_the_budget() {
+    fn the_reserve_is_dsatur_s_expected_time_between_15_percent_and_two_thirds_of_the_budget() {
         // 1,000 transfers on resource 0, 10 of them on resource 1 too.
         let paths: Vec<Vec<u32>> = (0..1000)
             .map(|t| if t < 10 { vec![0, 1] } else { vec![0] })
@@ -96,18 +96,16 @@ mod tests {
         let traffic = Traffic::new(&paths, 2, &[]).unwrap();
         let dsatur = expected_seconds(&[1000, 10], &[]);
         assert!(dsatur > 0.0);
-        // Between 15 % and half of the budget: DSatur's time.
-        assert_eq!(completion_reserve(3.0 * dsatur, &traffic), dsatur);
-        // Below 15 %: 15 %.
-        assert_eq!(
-            completion_reserve(10.0 * dsatur, &traffic),
-            0.15 * 10.0 * dsatur
-        );
-        // Above half: DSatur will not run, first fit completes in 15 %.
-        assert_eq!(
-            completion_reserve(1.5 * dsatur, &traffic),
-            0.15 * 1.5 * dsatur
-        );
+        // Between 15 % and two thirds of the budget: DSatur's time.
+        for budget in [1.6 * dsatur, 3.0 * dsatur, 6.0 * dsatur] {
+            assert_eq!(completion_reserve(budget, &traffic), dsatur);
+        }
+        // More than 15 % is needed only when 15 % falls short of DSatur's time.
+        let budget = 10.0 * dsatur;
+        assert_eq!(completion_reserve(budget, &traffic), budget * 0.15);
+        // Above two thirds: DSatur will not run, first fit completes in 15 %.
+        let budget = 1.4 * dsatur;
+        assert_eq!(completion_reserve(budget, &traffic), budget * 0.15);
     }
 
     #[test]
