@@ -52,6 +52,11 @@ def run_case(case: tuple[str, str, float | None]) -> dict[str, Any]:
             "wall_s": wall}
 
 
+def dsatur_rows(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """DSatur's row of each (topology, traffic)."""
+    return {(r["topology"], r["traffic"]): r for r in rows if r["budget_s"] is None}
+
+
 def plot_rows(rows: list[dict[str, Any]], path: str) -> None:
     """Frames against the budget for each traffic, DSatur's frames as a line."""
     import matplotlib
@@ -59,14 +64,13 @@ def plot_rows(rows: list[dict[str, Any]], path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    alone = dsatur_rows(rows)
     fig, ax = plt.subplots(figsize=(6, 4))
     for (spec, name), colour in zip(CASES, ("C0", "C1")):
-        mine = [r for r in rows if r["topology"] == spec and r["traffic"] == name]
-        searched = [r for r in mine if r["budget_s"] is not None]
+        searched = [r for r in rows if (r["topology"], r["traffic"]) == (spec, name) and r["budget_s"] is not None]
         ax.plot([r["budget_s"] for r in searched], [r["frames"] for r in searched], "o-", color=colour,
                 label=f"liquid, {name}")
-        alone = next(r for r in mine if r["budget_s"] is None)
-        ax.axhline(alone["frames"], color=colour, linestyle="--", label=f"DSatur alone, {name}")
+        ax.axhline(alone[spec, name]["frames"], color=colour, linestyle="--", label=f"DSatur alone, {name}")
     ax.axhline(rows[0]["frame_bound"], color="grey", linestyle=":", label="frame bound")
     ax.set_xlabel("time budget (s)")
     ax.set_ylabel("frames")
@@ -87,13 +91,13 @@ def main() -> None:
     table = Table(title=f"{CASES[0][0]}: liquid under a time budget against DSatur alone")
     for column in ("traffic", "budget", "frames", "bound", "over DSatur", "source", "wall"):
         table.add_column(column, no_wrap=True)
+    alone = dsatur_rows(rows)
     verdicts = []
     for row in rows:
-        alone = next(r for r in rows if r["topology"] == row["topology"] and r["traffic"] == row["traffic"]
-                     and r["budget_s"] is None)
-        row["over_dsatur"] = row["frames"] / alone["frames"]
+        dsatur_frames = alone[row["topology"], row["traffic"]]["frames"]
+        row["over_dsatur"] = row["frames"] / dsatur_frames
         if row["budget_s"] is not None and row["budget_s"] >= GOAL_FROM_S:
-            verdicts.append(row["frames"] <= alone["frames"])
+            verdicts.append(row["frames"] <= dsatur_frames)
         budget = "DSatur alone" if row["budget_s"] is None else f"{row['budget_s']:g} s"
         table.add_row(row["traffic"], budget, str(row["frames"]), str(row["frame_bound"]), f"{row['over_dsatur']:.3f}",
                       row["source"], f"{row['wall_s']:.2f} s")

@@ -31,8 +31,8 @@ type Orbits = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>, Vec<u32>);
 
 /// Liquid schedule search: `paths[t]` lists the resource indices of transfer `t` (or `paths`
 /// is a traffic's `TransferRoutes`), `slots[r]` the transfers resource `r` carries at once
-/// (empty: one each). Returns a dict with `frames`, `duration`, `lower_bound`, `liquid`, `optimal`, `nodes`, `frames_tried`,
-/// `memo_hits`, `restarts`, `memory_bytes`, `symmetry_order`, `stopped_by` (None, "nodes" or
+/// (empty: one each). Returns a dict with `frames`, `duration`, `lower_bound`, `liquid`,
+/// `optimal`, `nodes`, `frames_tried`, `memo_hits`, `restarts`, `memory_bytes`, `symmetry_order`, `stopped_by` (None, "nodes" or
 /// "time"), `source` and `memo_limit_bytes`. `memo_bytes` bounds the memo of sub-traffics
 /// proven to have no schedule (the core's default when None). `symmetry` lists resource permutations, the elements of a group of
 /// automorphisms of the network (see the core's `liquid::symmetry`). `orbits` is
