@@ -13,6 +13,7 @@ mod columns;
 mod kpbs;
 mod liquid;
 mod paced;
+mod progress;
 mod shuffle;
 mod simulate;
 mod steady;

@@ -39,11 +39,15 @@ type Orbits = (Vec<u32>, Vec<u32>, Vec<u32>, Vec<Vec<u32>>, Vec<u32>);
 /// `(orbit, element, product, subgroups, resource_images)`, a group acting on the transfers with every orbit a
 /// copy of it (the core's `liquid::OrbitStructure`), for the orbit cover. Ctrl-C stops it with
 /// KeyboardInterrupt; `interruptible=False` searches without the probe, only to measure what
-/// the probe costs (`benchmarks/interrupt_latency.py`).
+/// the probe costs (`benchmarks/interrupt_latency.py`). `progress`, a callable, is given the
+/// search's progress as a dict every 100 ms and at every change of phase (see
+/// `progress::watched`); when it returns a true value the search stops with the best schedule
+/// known, `stopped_by` "request".
 #[pyfunction]
 #[pyo3(signature = (paths, resources, *, slots=Vec::new(), blank=true, idle=true, skeleton=true, reduced=true, full=true,
                     memo=true, guided=true, optimize=true, node_limit=None, time_limit=None,
-                    bounds=true, symmetry=Vec::new(), interruptible=true, memo_bytes=None, orbits=None))]
+                    bounds=true, symmetry=Vec::new(), interruptible=true, memo_bytes=None, orbits=None,
+                    progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn liquid_schedule<'py>(
     py: Python<'py>,
@@ -65,6 +69,7 @@ fn liquid_schedule<'py>(
     interruptible: bool,
     memo_bytes: Option<usize>,
     orbits: Option<Orbits>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let paths = paths.into_lists();
     let defaults = SearchOptions::default();
@@ -94,7 +99,7 @@ fn liquid_schedule<'py>(
         ..defaults
     };
     let r = if interruptible {
-        crate::interruptible(py, |interrupt| {
+        crate::progress::watched(py, progress, |interrupt| {
             liquid::liquid_schedule_with(&paths, resources, &slots, &opts, interrupt)
         })?
     } else {
@@ -119,6 +124,7 @@ fn liquid_schedule<'py>(
         r.stopped_by.map(|b| match b {
             Budget::Nodes => "nodes",
             Budget::Time => "time",
+            Budget::Request => "request",
         }),
     )?;
     d.set_item(

@@ -10,6 +10,7 @@ is generous (the target, well under half a second, is measured by
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -36,10 +37,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def interrupt_after_cpu(argv: list[str], cpu_s: float, *, cwd: Path | None = None) -> tuple[subprocess.Popen, str]:
+def interrupt_after_cpu(argv: list[str], cpu_s: float, *, cwd: Path | None = None,
+                        stdout: list[str] | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``argv``, send SIGINT once it has used ``cpu_s`` CPU seconds, and return the process,
-    ended, and its stderr. Fails if it ends before the signal or does not end in time."""
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    ended, and its stderr (its stdout appended to ``stdout`` when a list is given). Fails if it
+    ends before the signal or does not end in time."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL if stdout is None else subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=cwd)
     try:
         deadline = time.monotonic() + START_BOUND_S
         while cpu_seconds(p.pid) < cpu_s:
@@ -47,11 +51,13 @@ def interrupt_after_cpu(argv: list[str], cpu_s: float, *, cwd: Path | None = Non
             assert time.monotonic() < deadline, f"did not reach {cpu_s} CPU seconds in {START_BOUND_S} s"
             time.sleep(0.05)
         p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=EXIT_BOUND_S)
+        out, err = p.communicate(timeout=EXIT_BOUND_S)
     except BaseException:
         p.kill()
         p.communicate()
         raise
+    if stdout is not None:
+        stdout.append(out)
     return p, err
 
 
@@ -61,15 +67,22 @@ def assert_interrupted(p: subprocess.Popen, err: str) -> None:
     assert "Traceback" not in err and "panicked" not in err
 
 
-def test_liquid_search_stops_on_ctrl_c():
+def test_liquid_search_stops_on_ctrl_c_with_the_best_schedule_known():
     # A 10 × 10 mesh's all-to-all: round-robin misses the frame bound, no line product reaches it
     # (sides of 10), its orbit assignment would be too large to build, and the search runs for
     # minutes (fat trees, the 8 × 8, 16 × 16, 6 × 6 × 6 and 4 × 4 × 4 tori and the 8 × 8 and
     # 16 × 16 meshes are no longer examples: round-robin's shifts, the torus design, the orbit
-    # cover and the line product make them liquid within seconds).
+    # cover and the line product make them liquid within seconds). plan's first Ctrl-C stops the
+    # search as a spent time limit would: the best schedule known is the answer (the second
+    # Ctrl-C, which aborts, is tested in test_search_progress).
+    out: list[str] = []
     p, err = interrupt_after_cpu([LIQUIDSCHED, "plan", "--topology", "mesh:dims=10/10", "--traffic", "all-to-all",
-                                  "--algorithm", "liquid"], cpu_s=5.0)
-    assert_interrupted(p, err)
+                                  "--algorithm", "liquid", "--json"], cpu_s=5.0, stdout=out)
+    assert p.returncode == 0, err
+    assert "Traceback" not in err and "panicked" not in err
+    summary = json.loads(out[0])
+    assert summary["stats"]["stopped_by"] == "request"
+    assert summary["length"] >= summary["stats"]["proven_lower_bound"] >= summary["lower_bound"] == 250
 
 
 def test_weighted_steps_stop_on_ctrl_c():

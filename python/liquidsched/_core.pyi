@@ -58,6 +58,13 @@ class RawLiquidResult(TypedDict):
     stopped_by: str | None
     source: str
 
+class RawSearchProgress(TypedDict):
+    phase: str
+    target: int
+    frames: int
+    deepest: int
+    nodes: int
+
 def liquid_schedule(
     paths: Sequence[Sequence[int]] | TransferRoutes,
     resources: int,
@@ -78,6 +85,7 @@ def liquid_schedule(
     interruptible: bool = True,
     memo_bytes: int | None = None,
     orbits: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[Sequence[int]], Sequence[int]] | None = None,
+    progress: Callable[[RawSearchProgress], object] | None = None,
 ) -> RawLiquidResult: ...
 def count_full_teams(
     paths: Sequence[Sequence[int]],

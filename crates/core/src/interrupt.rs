@@ -13,6 +13,7 @@ use std::thread::{self, ThreadId};
 use std::time::Duration;
 
 use crate::error::{CoreError, CoreResult};
+use crate::progress::Progress;
 
 /// Iterations of an inner loop between two probes: a probe costs about a microsecond (the
 /// binding takes the GIL), so this keeps its cost far below 1 % while a loop of a few hundred
@@ -27,6 +28,9 @@ pub struct Interrupt<'p> {
     probe: Option<&'p (dyn Fn() -> bool + Sync)>,
     tripped: AtomicBool,
     owner: ThreadId,
+    /// Where a search reports its progress and reads a request to stop with its best answer
+    /// (see [`Progress`]); None when the caller does not watch.
+    progress: Option<&'p Progress>,
 }
 
 impl<'p> Interrupt<'p> {
@@ -36,16 +40,35 @@ impl<'p> Interrupt<'p> {
             probe: Some(probe),
             tripped: AtomicBool::new(false),
             owner: thread::current().id(),
+            progress: None,
         }
     }
 
     /// An interrupt that never fires (Rust callers, tests, the C interface).
-    pub fn never() -> Interrupt<'static> {
+    pub fn never() -> Self {
         Interrupt {
             probe: None,
             tripped: AtomicBool::new(false),
             owner: thread::current().id(),
+            progress: None,
         }
+    }
+
+    /// This interrupt, with `progress` for the computation to report to.
+    pub fn with_progress(mut self, progress: &'p Progress) -> Self {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// The caller's [`Progress`], if it watches.
+    pub fn progress(&self) -> Option<&'p Progress> {
+        self.progress
+    }
+
+    /// Whether the caller asked the computation to stop with its best answer (not to give up
+    /// on it, as [`is_set`](Self::is_set) tells).
+    pub fn stop_requested(&self) -> bool {
+        self.progress.is_some_and(Progress::stop_requested)
     }
 
     /// Mark the computation interrupted, for every thread of it.

@@ -11,6 +11,7 @@ pub mod kpbs;
 pub mod liquid;
 pub mod matching;
 pub mod paced;
+pub mod progress;
 pub mod rational;
 pub mod shuffle;
 pub mod simulate;
@@ -24,3 +25,4 @@ pub mod weighted;
 
 pub use error::CoreError;
 pub use interrupt::Interrupt;
+pub use progress::{Phase, Progress, Snapshot};

@@ -502,7 +502,6 @@ def schedule_from_args(args: argparse.Namespace, shared: tuple[str, ...] = ()):
     """The schedule of ``--schedule FILE``, or built by ``--algorithm`` for ``--topology``
     (``shared``: see :func:`algorithm_options`)."""
     from ..schedule import Schedule
-    from ..schedulers import plan
 
     if args.schedule:
         given = [flag for flag, key in (("--topology", "topology"), ("--algorithm", "algorithm"),
@@ -517,7 +516,84 @@ def schedule_from_args(args: argparse.Namespace, shared: tuple[str, ...] = ()):
     if not (args.topology and args.algorithm):
         raise InputError("give --schedule FILE, or --topology and --algorithm to build the schedule")
     net, traffic = problem(args)
-    return plan(net, traffic, args.algorithm, **algorithm_options(args, args.algorithm, shared))
+    return planned(net, traffic, args.algorithm, algorithm_options(args, args.algorithm, shared),
+                   hidden=getattr(args, "json", False))
+
+
+def planned(net: Any, traffic: Any, algorithm: str, options: dict[str, Any], hidden: bool = False) -> Any:
+    """``plan(net, traffic, algorithm, **options)`` with a transient line on a terminal (unless
+    ``hidden``) saying what runs and for how long, with a bar to the time limit if one is given.
+    For liquid it follows the search (phase, frames placed, deepest partial schedule, nodes),
+    and a first Ctrl-C stops the search with the best schedule it knows, as a spent time limit
+    does; a second one aborts."""
+    from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from ..schedulers import plan
+
+    limit = options.get("time_limit")
+    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    if limit:
+        columns.append(BarColumn())
+    columns.append(TimeElapsedColumn())
+    with progress_bar(*columns, hidden=hidden) as bar:
+        task = bar.add_task(algorithm, total=limit or None)
+        if algorithm != "liquid":
+            return plan(net, traffic, algorithm, **options)
+        with _FirstInterruptStops() as interrupt:
+            def report(progress: Any) -> bool:
+                shown = describe_search(progress)
+                if interrupt.asked:
+                    shown = f"stopping, the best schedule known follows (Ctrl-C again aborts): {shown}"
+                bar.update(task, description=shown, completed=min(progress.elapsed_s, limit) if limit else None)
+                return interrupt.asked
+
+            return plan(net, traffic, algorithm, progress=report, **options)
+
+
+def describe_search(progress: Any) -> str:
+    """One line of what a liquid search (its :class:`~liquidsched.schedulers.liquid.SearchProgress`)
+    is doing.
+
+    Examples
+    --------
+    >>> from liquidsched.schedulers.liquid import SearchProgress
+    >>> describe_search(SearchProgress("search", 640, 500, 512, 12345, 3.0))
+    'liquid: search for 640 frames, 500 placed (deepest 512), 12,345 nodes'
+    """
+    if progress.phase in ("search", "symmetric search"):
+        return (f"liquid: {progress.phase} for {progress.target:,} frames, {progress.frames:,} placed "
+                f"(deepest {progress.deepest:,}), {progress.nodes:,} nodes")
+    if progress.phase == "completion":
+        return "liquid: completing the deepest partial schedule"
+    return f"liquid: {progress.phase}"
+
+
+class _FirstInterruptStops:
+    """While active, the first Ctrl-C only sets :attr:`asked` (the search then stops with its
+    best schedule); Ctrl-C's usual handler is back for the next one. Off the main thread, where
+    no handler can be set, Ctrl-C keeps its usual meaning."""
+
+    def __enter__(self) -> _FirstInterruptStops:
+        import signal
+        import threading
+
+        self.asked = False
+        self.previous: Any = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._first)
+        return self
+
+    def _first(self, signum: int, frame: Any) -> None:
+        import signal
+
+        self.asked = True
+        signal.signal(signal.SIGINT, self.previous)
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 #: The options that name a file to write: argument → (option, whether it is a plot, whose

@@ -8,7 +8,7 @@ import argparse
 from ..errors import LiquidschedError
 from ..wording import milliseconds, percent, plural, short_time
 from .common import (DEFAULT_ALGORITHM, add_algorithm_options, add_problem_options, algorithm_options, command_help, err, mbps,
-                     names, out, print_json, print_violations, problem, slot_summary)
+                     names, out, planned, print_json, print_violations, problem, slot_summary)
 
 
 def cmd_bound(args: argparse.Namespace) -> int:
@@ -56,13 +56,12 @@ def fractional_optimum(net, traffic):
 def cmd_plan(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ..schedulers import plan
     from ..validation import validate
 
     algorithm = args.algorithm or DEFAULT_ALGORITHM
     options = algorithm_options(args, algorithm)
     net, traffic = problem(args)
-    schedule = plan(net, traffic, algorithm, **options)
+    schedule = planned(net, traffic, algorithm, options, hidden=args.json)
     violations = validate(schedule)
     if violations:  # a scheduler bug, never a user error: refuse to write it
         raise LiquidschedError(f"the {algorithm} schedule failed validation: {violations[0]}")
@@ -141,8 +140,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
                       else f"all at once takes {1 - brute / cost:.1%} less")
             table.add_row("all at once (predicted)", f"{brute * 1e3:.3f} ms: β once, then every transfer at once "
                           f"sharing fairly (fluid model); {winner}")
-    if schedule.info.stats.get("stopped_by"):
-        table.add_row("budget ran out", f"{schedule.info.stats['stopped_by']} (schedule from {schedule.info.stats['source']})")
+    stopped_by = schedule.info.stats.get("stopped_by")
+    if stopped_by == "request":
+        table.add_row("stopped early", f"by Ctrl-C: the best schedule known (from {schedule.info.stats['source']})")
+    elif stopped_by:
+        table.add_row("budget ran out", f"{stopped_by} (schedule from {schedule.info.stats['source']})")
     table.add_row("throughput (latency excluded)", mbps(summary["throughput_Bps"]))
     table.add_row("liquid throughput" + (" of the legs" if summary.get("relayed") else ""),
                   mbps(summary["liquid_throughput_Bps"]))

@@ -11,7 +11,8 @@ lower bound and the gap.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
 from .. import _core
 from ..bounds import compute_bound
@@ -35,6 +36,61 @@ if TYPE_CHECKING:
 #: order) and ``bounds`` (lengths beyond Λ proven by transfers that conflict with a whole
 #: bottleneck).
 REDUCTIONS = ("blank", "idle", "skeleton", "reduced", "full", "memo", "guided", "bounds")
+
+
+@dataclass(frozen=True)
+class SearchProgress:
+    """How far :func:`liquid` has gone, as its ``progress`` callable is given it.
+
+    ``phase`` is one of "line product", "torus design", "orbit assignment" (the constructions,
+    in Python), "preparing" (the routes and symmetries handed to the core), then the core's
+    "starting", "orbit cover", "symmetry group" (the transfers' images under it), "symmetric
+    search", "search" and "completion" (the best partial
+    schedule completed when a budget runs out or a stop is asked). ``target`` is the length
+    searched (the frame bound, or more once a shorter schedule is proven not to exist),
+    ``frames`` the frames of the partial schedule at hand, ``deepest`` the most frames a partial
+    schedule of this target reached, ``nodes`` the category nodes explored; the counts are 0
+    before the core starts."""
+
+    phase: str
+    target: int
+    frames: int
+    deepest: int
+    nodes: int
+    elapsed_s: float
+
+
+#: What :func:`liquid` calls with its progress; a true return value asks it to stop with the
+#: best schedule it knows.
+ProgressCallback = Callable[[SearchProgress], "bool | None"]
+
+
+class _Watcher:
+    """The caller's ``progress`` callable as the search phases call it: with a
+    :class:`SearchProgress`; once it has asked to stop, every later phase stops too (a
+    callable that asks once, as a Ctrl-C handler's flag does, need not ask again)."""
+
+    def __init__(self, callback: ProgressCallback | None, started: float, frame_bound: int) -> None:
+        self.callback = callback
+        self.started = started
+        self.frame_bound = frame_bound
+        self.stop = False
+
+    def enter(self, phase: str) -> bool:
+        """Report that a phase of the Python side starts; True once a stop was asked (the
+        phase is then skipped, and not reported)."""
+        if self.stop:
+            return True
+        return self.core({"phase": phase, "target": self.frame_bound, "frames": 0, "deepest": 0, "nodes": 0})
+
+    def core(self, raw: dict) -> bool:
+        """Report the core's progress (its dict); True once a stop was asked."""
+        if self.callback is not None:
+            # Before its first target the core reports 0: the frame bound is what it will aim at.
+            raw = raw | {"target": raw["target"] or self.frame_bound}
+            asked = self.callback(SearchProgress(elapsed_s=time.perf_counter() - self.started, **raw))
+            self.stop = self.stop or bool(asked)
+        return self.stop
 
 
 def check_budget(value: float | int | None, name: str) -> None:
@@ -68,7 +124,7 @@ def orbit_structure(net: Network, traffic: Traffic, images: np.ndarray | None = 
 
 def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node_limit: int | None = None,
            optimize: bool = True, symmetric: bool = True, memo_limit: int | None = None,
-           **reductions: bool) -> Schedule:
+           progress: ProgressCallback | None = None, **reductions: bool) -> Schedule:
     """A liquid schedule of ``traffic``, or the optimal one when no liquid schedule exists.
 
     Parameters
@@ -99,6 +155,12 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
         makes a proof wrong or incomplete, only longer. ``stats["memory_bytes"]`` reports what
         the search's tables took, the memo within this budget and the rest in proportion to the
         traffic; ``stats["memo_limit_bytes"]`` the budget.
+    progress
+        Called with a :class:`SearchProgress` as each phase starts and, while the core searches,
+        every 100 ms (the ``plan`` command's progress bar). When it returns a true value the
+        search stops as if its time had run out and returns the best schedule it knows
+        (``stats["stopped_by"]`` "request"): ``plan`` asks so on a first Ctrl-C. An exception
+        it raises ends the search and is raised.
     **reductions
         Any of :data:`REDUCTIONS` set to False switches that reduction off.
 
@@ -107,7 +169,7 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     Schedule
         ``info.optimal`` is True when the length is proven optimal; ``info.stats`` holds
         ``nodes_explored``, ``frames_tried``, ``memo_hits``, ``proven_lower_bound``, ``gap``,
-        ``stopped_by`` (None, "nodes" or "time"), ``memory_bytes`` (the search's own tables),
+        ``stopped_by`` (None, "nodes", "time" or "request"), ``memory_bytes`` (the search's own tables),
         ``memo_limit_bytes``,
         ``symmetry_order`` and ``source`` ("round-robin" when its shifts reach the frame bound
         and no search is needed, "line product", "torus design", "orbit assignment", "search",
@@ -133,22 +195,27 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
     shifted = _shifts_at_the_bound(net, traffic, frame_bound, optimize)
     if shifted is not None:
         return shifted
+    watch = _Watcher(progress, started, frame_bound)
     # Where a design applies and is not found in its share of the budget, the orbit cover and
     # the symmetric search (which find none there either) leave the rest to the plain search.
+    # Once a stop is asked, no construction starts: the core gives its best schedule at once.
     use_symmetry = symmetric
-    if symmetric:
+    if symmetric and not watch.enter("line product"):
         product = line_product(net, traffic, _construction_budget(time_limit, started), frame_bound)
         if product is not None:
             return product
     if symmetric and design_shape(net, traffic) is not None:
-        designed = torus_design(net, traffic, _construction_budget(time_limit, started), frame_bound)
-        if designed is not None:
-            return designed
+        if not watch.enter("torus design"):
+            designed = torus_design(net, traffic, _construction_budget(time_limit, started), frame_bound)
+            if designed is not None:
+                return designed
         use_symmetry = False
-    if use_symmetry:
+    if use_symmetry and not watch.enter("orbit assignment"):
         assigned = orbit_assignment(net, traffic, _construction_budget(time_limit, started), frame_bound)
         if assigned is not None:
             return assigned
+    stopping = watch.enter("preparing")
+    use_symmetry = use_symmetry and not stopping
     # The routes' columns: the core makes the paths, with no Python list per transfer.
     paths = cached_transfer_routes(net, traffic).core
     # A torus's translations' resource images serve both the orbit cover and the symmetric search.
@@ -162,7 +229,8 @@ def liquid(net: Network, traffic: Traffic, time_limit: float | None = None, node
                                 node_limit=None if node_limit is None else int(node_limit),
                                 optimize=optimize, symmetry=symmetry_group(net, frame_bound, images) if use_symmetry else (),
                                 orbits=orbits,
-                                memo_bytes=None if memo_limit is None else int(memo_limit), **reductions)
+                                memo_bytes=None if memo_limit is None else int(memo_limit),
+                                progress=None if progress is None else watch.core, **reductions)
     parameters: dict = {"optimize": optimize, **reductions}
     if not symmetric:
         parameters["symmetric"] = False

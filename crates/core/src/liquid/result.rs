@@ -7,6 +7,8 @@
 pub enum Budget {
     Nodes,
     Time,
+    /// The caller asked the search to stop with its best schedule (see [`crate::Progress`]).
+    Request,
 }
 
 /// Where the returned schedule comes from.

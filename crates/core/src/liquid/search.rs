@@ -194,13 +194,8 @@ impl<'a> Search<'a> {
                 return false;
             }
         }
-        if self.nodes.is_multiple_of(256) {
-            if let Some(deadline) = self.deadline {
-                if Instant::now() >= deadline {
-                    self.stopped_by = Some(Budget::Time);
-                    return false;
-                }
-            }
+        if self.nodes.is_multiple_of(256) && self.out_of_time() {
+            return false;
         }
         if self.nodes.is_multiple_of(EVERY as u64) && self.interrupt.is_set() {
             return false;
@@ -210,6 +205,23 @@ impl<'a> Search<'a> {
             return false;
         }
         true
+    }
+
+    /// Whether the time budget ran out or the caller asked to stop (recorded as the reason),
+    /// reporting the progress to the caller on the way: called every 256 nodes and every level.
+    fn out_of_time(&mut self) -> bool {
+        if let Some(progress) = self.interrupt.progress() {
+            progress.record(self.nodes, self.frames.len());
+        }
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.stopped_by = Some(Budget::Time);
+            return true;
+        }
+        if self.interrupt.stop_requested() {
+            self.stopped_by = Some(Budget::Request);
+            return true;
+        }
+        false
     }
 
     /// Search a schedule of the remaining traffic in the frames left at `depth`.
@@ -223,8 +235,7 @@ impl<'a> Search<'a> {
         }
         // A level costs time in proportion to the remaining traffic, far more than a node on
         // large traffics: the clock is read at every one, not only every 256 nodes.
-        if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            self.stopped_by = Some(Budget::Time);
+        if self.out_of_time() {
             return Outcome::Stopped;
         }
         // Likewise the interrupt, when a level costs more than a probe.
@@ -406,6 +417,9 @@ impl<'a> Search<'a> {
 
     /// Search a schedule of at most `target` frames from the whole traffic.
     pub(super) fn run(&mut self, target: u32) -> Outcome {
+        if let Some(progress) = self.interrupt.progress() {
+            progress.aim(target);
+        }
         self.target = target;
         self.frames.clear();
         self.best_partial.clear();

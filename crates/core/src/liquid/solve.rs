@@ -15,6 +15,7 @@ use super::{bounds, Deadlines, SearchOptions, SearchResult, Source};
 use crate::coloring::dsatur_until;
 use crate::error::CoreResult;
 use crate::interrupt::Interrupt;
+use crate::progress::Phase;
 
 pub(super) fn search_schedule(
     traffic: &Traffic,
@@ -49,6 +50,7 @@ pub(super) fn search_schedule(
         let nodes = node_limit.map_or(opts.symmetric_nodes, |n| n.min(opts.symmetric_nodes));
         let now = Instant::now();
         let half = search_deadline.map(|d| now + d.saturating_duration_since(now) / 2);
+        enter(interrupt, Phase::OrbitCover);
         let found = orbit_cover(traffic, structure, nodes, opts.memo_bytes, half, interrupt)?;
         result.nodes = found.nodes;
         result.memory_bytes = found.memory_bytes;
@@ -64,8 +66,11 @@ pub(super) fn search_schedule(
         }
     }
     if bound == lambda && !opts.symmetry.is_empty() {
-        if let Some(group) = Group::of_traffic(traffic, &opts.symmetry, search_deadline) {
+        enter(interrupt, Phase::Group);
+        if let Some(group) = Group::of_traffic(traffic, &opts.symmetry, search_deadline, interrupt)
+        {
             if (lambda as usize).is_multiple_of(group.order()) {
+                enter(interrupt, Phase::Symmetric);
                 let found = symmetric_schedule(traffic, &group, opts, search_deadline, interrupt)?;
                 result.nodes += found.nodes;
                 result.memory_bytes = result.memory_bytes.max(found.memory_bytes);
@@ -95,11 +100,13 @@ pub(super) fn search_schedule(
     };
     let mut search = Search::new(traffic, opts, Mode::Schedule, search_deadline, interrupt);
     search.nodes = result.nodes;
+    enter(interrupt, Phase::Search);
     // The incumbent is computed only when the liquid search does not settle the question.
     let mut incumbent: Option<(Vec<Vec<u32>>, Source)> = None;
     let mut target = bound;
     if bound > lambda && !opts.optimize {
         // No liquid schedule exists, and the optimum is not asked for.
+        enter(interrupt, Phase::Completion);
         incumbent = Some(best_known(traffic, &[], deadlines.answer, interrupt)?);
     } else {
         // With slots, a frame is a count to meet on several resources at once, and the search
@@ -137,6 +144,7 @@ pub(super) fn search_schedule(
                 Outcome::Exhausted => {
                     result.lower_bound = target + 1;
                     if incumbent.is_none() {
+                        enter(interrupt, Phase::Completion);
                         incumbent = Some(best_known(
                             traffic,
                             &search.best_partial,
@@ -149,6 +157,7 @@ pub(super) fn search_schedule(
                         break;
                     }
                     target += 1;
+                    enter(interrupt, Phase::Search);
                     attempt_nodes = opts.first_attempt_nodes.max(1);
                     search.attempt_end =
                         restarts.then(|| search.nodes.saturating_add(attempt_nodes));
@@ -156,6 +165,7 @@ pub(super) fn search_schedule(
                 }
                 Outcome::Stopped => {
                     result.stopped_by = search.stopped_by;
+                    enter(interrupt, Phase::Completion);
                     // The deepest partial schedule completed, or DSatur alone when it is
                     // shorter and there is time for it.
                     let partial =
@@ -197,6 +207,13 @@ pub(super) fn search_schedule(
     Ok(finish(result, lambda))
 }
 
+/// Tell the caller watching the search that it enters `phase`.
+fn enter(interrupt: &Interrupt, phase: Phase) {
+    if let Some(progress) = interrupt.progress() {
+        progress.enter(phase);
+    }
+}
+
 /// What the symmetric attempt found, and what it cost.
 struct SymmetricOutcome {
     frames: Option<Vec<Vec<u32>>>,
@@ -236,7 +253,9 @@ fn symmetric_schedule(
 
 #[cfg(test)]
 mod tests {
-    use crate::liquid::{liquid_schedule, SearchOptions, Source};
+    use crate::interrupt::Interrupt;
+    use crate::liquid::{liquid_schedule, liquid_schedule_with, Budget, SearchOptions, Source};
+    use crate::progress::{Phase, Progress};
     use crate::testing::{
         brute_force_frames, is_valid_schedule, is_valid_with_slots, random_slot_traffic,
         two_switch_paths, Rng,
@@ -306,6 +325,56 @@ mod tests {
                 assert_eq!(r.frames.len(), best, "{paths:?}");
                 assert!(r.optimal);
             }
+        }
+    }
+
+    #[test]
+    fn a_stop_request_returns_the_best_schedule_known() {
+        // Asked to stop before it starts, the search gives DSatur's schedule, whole and valid,
+        // and says why it stopped; an interruption would have returned no schedule at all.
+        let paths = two_switch_paths();
+        let progress = Progress::new();
+        progress.request_stop();
+        let interrupt = Interrupt::never().with_progress(&progress);
+        let r =
+            liquid_schedule_with(&paths, 12, &[], &SearchOptions::default(), &interrupt).unwrap();
+        assert!(is_valid_schedule(&paths, &r.frames));
+        assert_eq!(r.frames.iter().map(Vec::len).sum::<usize>(), paths.len());
+        assert_eq!(r.stopped_by, Some(Budget::Request));
+        // Optimal only as a liquid schedule is: the stop left nothing else proven.
+        assert_eq!(r.optimal, r.frames.len() as u32 == r.duration);
+        assert_eq!(progress.snapshot().phase, Phase::Completion);
+    }
+
+    #[test]
+    fn progress_follows_the_search() {
+        let mut rng = Rng(777);
+        for _ in 0..50 {
+            let (paths, slots) = random_slot_traffic(&mut rng);
+            let progress = Progress::new();
+            let interrupt = Interrupt::never().with_progress(&progress);
+            let r = liquid_schedule_with(
+                &paths,
+                slots.len(),
+                &[],
+                &SearchOptions::default(),
+                &interrupt,
+            )
+            .unwrap();
+            let seen = progress.snapshot();
+            assert!(r.stopped_by.is_none() && !seen.stop_requested);
+            // The last target searched is the length found (or proven) and no partial schedule
+            // of it went deeper than the schedule; the node count is read every 256 nodes.
+            assert!(
+                seen.phase == Phase::Search || seen.phase == Phase::Completion,
+                "{seen:?}"
+            );
+            assert!(
+                seen.target >= r.duration
+                    && seen.target as usize <= r.frames.len().max(seen.target as usize)
+            );
+            assert!(seen.deepest as usize <= r.frames.len());
+            assert!(seen.nodes <= r.nodes);
         }
     }
 

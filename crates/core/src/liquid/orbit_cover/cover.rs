@@ -208,7 +208,10 @@ impl<'a> Cover<'a> {
         if self.nodes > self.node_limit || self.nodes > self.attempt_end {
             return false;
         }
-        if self.nodes.is_multiple_of(256) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.nodes.is_multiple_of(256)
+            && (self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.interrupt.stop_requested())
+        {
             self.node_limit = 0;
             return false;
         }
