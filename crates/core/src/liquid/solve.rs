@@ -65,6 +65,7 @@ pub(super) fn search_schedule(
             search_deadline = Some(Instant::now());
         }
     }
+    let mut symmetric_partial = Vec::new();
     if bound == lambda && !opts.symmetry.is_empty() {
         enter(interrupt, Phase::Group);
         if let Some(group) = Group::of_traffic(traffic, &opts.symmetry, search_deadline, interrupt)
@@ -74,6 +75,7 @@ pub(super) fn search_schedule(
                 let found = symmetric_schedule(traffic, &group, opts, search_deadline, interrupt)?;
                 result.nodes += found.nodes;
                 result.memory_bytes = result.memory_bytes.max(found.memory_bytes);
+                symmetric_partial = found.best_partial;
                 if let Some(frames) = found.frames {
                     result.frames = frames;
                     result.source = Source::Symmetric;
@@ -166,23 +168,14 @@ pub(super) fn search_schedule(
                 Outcome::Stopped => {
                     result.stopped_by = search.stopped_by;
                     enter(interrupt, Phase::Completion);
-                    // The deepest partial schedule completed, or DSatur alone when it is
-                    // shorter and there is time for it.
-                    let partial =
-                        best_known(traffic, &search.best_partial, deadlines.answer, interrupt)?;
-                    let whole = match &incumbent {
-                        Some(_) => None,
-                        None if search.best_partial.is_empty() => None,
-                        None => dsatur_until(
-                            &traffic.paths,
-                            traffic.users.len(),
-                            &traffic.slots,
-                            deadlines.answer,
-                            interrupt,
-                        )?
-                        .map(|frames| (frames, Source::Dsatur)),
-                    };
-                    for candidate in [Some(partial), whole].into_iter().flatten() {
+                    let candidates = completions(
+                        traffic,
+                        [&search.best_partial, &symmetric_partial],
+                        incumbent.is_none(),
+                        deadlines.answer,
+                        interrupt,
+                    )?;
+                    for candidate in candidates {
                         match &incumbent {
                             Some(best) if best.0.len() <= candidate.0.len() => {}
                             _ => incumbent = Some(candidate),
@@ -207,6 +200,44 @@ pub(super) fn search_schedule(
     Ok(finish(result, lambda))
 }
 
+/// The schedules a stopped search can give: its partial schedules (the plain search's and the
+/// symmetric search's deepest) completed, the deepest first, and DSatur alone when `alone`;
+/// after the first, each only while `deadline` has not passed. The deepest partial schedule
+/// leaves the least to complete, each of its frames keeping every bottleneck busy: on the
+/// all-to-all of `torus:dims=8/8/8` with 60 s, the symmetric search's 512 frames of 640
+/// complete to 703 frames, the plain search's 171 to 755.
+fn completions(
+    traffic: &Traffic,
+    partials: [&Vec<Vec<u32>>; 2],
+    alone: bool,
+    deadline: Option<Instant>,
+    interrupt: &Interrupt,
+) -> CoreResult<Vec<(Vec<Vec<u32>>, Source)>> {
+    let mut starts: Vec<&Vec<Vec<u32>>> = partials.into_iter().filter(|p| !p.is_empty()).collect();
+    starts.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    let mut found = Vec::new();
+    for partial in starts {
+        if !found.is_empty() && deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        found.push(best_known(traffic, partial, deadline, interrupt)?);
+    }
+    if found.is_empty() {
+        // Nothing placed: DSatur, or first fit where DSatur does not finish in time.
+        found.push(best_known(traffic, &[], deadline, interrupt)?);
+    } else if alone {
+        let whole = dsatur_until(
+            &traffic.paths,
+            traffic.users.len(),
+            &traffic.slots,
+            deadline,
+            interrupt,
+        )?;
+        found.extend(whole.map(|frames| (frames, Source::Dsatur)));
+    }
+    Ok(found)
+}
+
 /// Tell the caller watching the search that it enters `phase`.
 fn enter(interrupt: &Interrupt, phase: Phase) {
     if let Some(progress) = interrupt.progress() {
@@ -217,6 +248,8 @@ fn enter(interrupt: &Interrupt, phase: Phase) {
 /// What the symmetric attempt found, and what it cost.
 struct SymmetricOutcome {
     frames: Option<Vec<Vec<u32>>>,
+    /// The deepest partial schedule, each frame with its images, when none was found.
+    best_partial: Vec<Vec<u32>>,
     nodes: u64,
     memory_bytes: u64,
 }
@@ -246,6 +279,7 @@ fn symmetric_schedule(
     interrupt.check()?;
     Ok(SymmetricOutcome {
         frames: (out == Outcome::Found).then(|| std::mem::take(&mut search.frames)),
+        best_partial: std::mem::take(&mut search.best_partial),
         nodes: search.nodes,
         memory_bytes: search.memory_bytes(),
     })
@@ -253,7 +287,9 @@ fn symmetric_schedule(
 
 #[cfg(test)]
 mod tests {
+    use super::completions;
     use crate::interrupt::Interrupt;
+    use crate::liquid::traffic::Traffic;
     use crate::liquid::{liquid_schedule, liquid_schedule_with, Budget, SearchOptions, Source};
     use crate::progress::{Phase, Progress};
     use crate::testing::{
@@ -344,6 +380,36 @@ mod tests {
         // Optimal only as a liquid schedule is: the stop left nothing else proven.
         assert_eq!(r.optimal, r.frames.len() as u32 == r.duration);
         assert_eq!(progress.snapshot().phase, Phase::Completion);
+    }
+
+    #[test]
+    fn a_stopped_search_completes_its_deepest_partial_schedule_first() {
+        let paths = two_switch_paths();
+        let traffic = Traffic::new(&paths, 12, &[]).unwrap();
+        let frames = crate::coloring::dsatur(&paths, 12, &[]).unwrap();
+        let shallow = frames[..1].to_vec();
+        let deep = frames[..3].to_vec();
+        let never = Interrupt::never();
+        let all = completions(&traffic, [&shallow, &deep], true, None, &never).unwrap();
+        // Both partial schedules completed, the deeper first, then DSatur alone.
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[0].0[..3], deep[..]);
+        assert_eq!(all[1].0[..1], shallow[..]);
+        assert_eq!(all[2].1, Source::Dsatur);
+        for (schedule, _) in &all {
+            assert!(is_valid_schedule(&paths, schedule));
+            assert_eq!(schedule.iter().map(Vec::len).sum::<usize>(), paths.len());
+        }
+        // Out of time: the deepest alone, completed all the same.
+        let past = Some(std::time::Instant::now());
+        let late = completions(&traffic, [&shallow, &deep], true, past, &never).unwrap();
+        assert_eq!(late.len(), 1);
+        assert_eq!(late[0].0[..3], deep[..]);
+        assert!(is_valid_schedule(&paths, &late[0].0));
+        // Nothing placed: the whole traffic coloured.
+        let none = completions(&traffic, [&Vec::new(), &Vec::new()], false, None, &never).unwrap();
+        assert_eq!(none.len(), 1);
+        assert_eq!(none[0].1, Source::Dsatur);
     }
 
     #[test]
