@@ -100,12 +100,34 @@ def test_kpbs_peeling_stops_on_ctrl_c():
     assert_interrupted(p, err)
 
 
-def test_cpsat_stops_on_ctrl_c():
+def test_cpsat_stops_on_ctrl_c_with_the_best_schedule_known():
     pytest.importorskip("ortools")
-    # The model is built in about 4 CPU seconds; CP-SAT then searches for minutes.
+    # The model is built in about 4 CPU seconds; CP-SAT then searches for minutes. plan's first
+    # Ctrl-C stops it as its time limit would: its best schedule, or DSatur's before it has one.
+    out: list[str] = []
     p, err = interrupt_after_cpu([LIQUIDSCHED, "plan", "--topology", "fat-tree:k=6", "--traffic", "all-to-all",
-                                  "--algorithm", "cpsat"], cpu_s=8.0)
-    assert_interrupted(p, err)
+                                  "--algorithm", "cpsat", "--json"], cpu_s=8.0, stdout=out)
+    assert p.returncode == 0, err
+    assert "Traceback" not in err
+    summary = json.loads(out[0])
+    assert summary["stats"]["stopped_by"] == "request" and summary["stats"]["status"] in ("FEASIBLE", "UNKNOWN")
+    assert summary["length"] >= summary["stats"]["proven_lower_bound"] >= summary["lower_bound"]
+
+
+def test_the_liquid_search_answers_ctrl_c_in_python():
+    # Outside plan, Ctrl-C keeps its meaning: KeyboardInterrupt, no schedule (the search of the
+    # 10 × 10 mesh runs for minutes).
+    status, out, err = run_binding_script(
+        """
+        from liquidsched.schedulers.liquid import liquid
+        from liquidsched.topologies import build_topology
+        from liquidsched.traffic import all_to_all
+        net = build_topology("mesh:dims=10/10")
+        traffic = all_to_all(net)
+        """,
+        "liquid(net, traffic)")
+    assert status == 130, out + err
+    assert "interrupted after" in out and "Traceback" not in err
 
 
 def test_steady_program_stops_on_ctrl_c():

@@ -105,3 +105,27 @@ def test_a_search_is_described_in_one_line():
     assert describe_search(SearchProgress("orbit cover", 640, 0, 0, 0, 1.0)) == "liquid: orbit cover"
     line = describe_search(SearchProgress("symmetric search", 640, 512, 512, 3_434, 40.0))
     assert line == "liquid: symmetric search for 640 frames, 512 placed (deepest 512), 3,434 nodes"
+
+
+def test_cpsat_reports_and_stops_with_its_best_schedule():
+    pytest.importorskip("ortools")
+    from liquidsched.schedulers.cpsat import CpSatProgress, cpsat
+
+    # The 4 × 4 mesh's all-to-all: CP-SAT searches it for more than 20 s.
+    net = build_topology("mesh:dims=4/4")
+    traffic = all_to_all(net)
+    seen: list[CpSatProgress] = []
+
+    def stop_after_a_second(p: CpSatProgress) -> bool:
+        seen.append(p)
+        return p.elapsed_s > 1.0
+
+    s = cpsat(net, traffic, progress=stop_after_a_second)
+    assert s.info.stats["stopped_by"] == "request" and s.info.stats["status"] in ("FEASIBLE", "UNKNOWN")
+    assert validate(s) == []
+    assert s.length >= s.info.stats["proven_lower_bound"] >= s.info.lower_bound
+    assert s.info.optimal is (s.length <= s.info.stats["proven_lower_bound"])
+    assert all(p.bound >= s.info.lower_bound for p in seen)
+    found = [p.best_frames for p in seen if p.best_frames is not None]
+    # Each solution is better than the one before, and the schedule is at least as good.
+    assert found == sorted(found, reverse=True) and (not found or s.length <= found[-1])

@@ -38,7 +38,8 @@ def _wait_through_signals(wait: Callable[[float], Any], seconds: float) -> None:
             continue
 
 
-def call_interruptibly(work: Callable[[], Any], cancel: Callable[[], None], name: str = "solver") -> Any:
+def call_interruptibly(work: Callable[[], Any], cancel: Callable[[], None], name: str = "solver",
+                       stop: Callable[[], bool] | None = None) -> Any:
     """``work()`` on a worker thread, with the main thread free to take signals.
 
     Parameters
@@ -50,6 +51,10 @@ def call_interruptibly(work: Callable[[], Any], cancel: Callable[[], None], name
         raises while ``work`` runs.
     name
         The worker thread's name.
+    stop
+        Asked every :data:`POLL_S` on the main thread while ``work`` runs; once it answers
+        True, ``cancel`` is called and ``work``'s result (a solver's best answer) is awaited
+        and returned as usual.
 
     Returns
     -------
@@ -76,9 +81,12 @@ def call_interruptibly(work: Callable[[], Any], cancel: Callable[[], None], name
             done.set()
 
     threading.Thread(target=target, name=name, daemon=True).start()
+    stopping = stop is None
     try:
         while not done.wait(POLL_S):
-            pass
+            if not stopping and stop():
+                stopping = True
+                cancel()
     except BaseException:
         cancel()
         _wait_through_signals(done.wait, GRACE_S)
@@ -116,7 +124,7 @@ def run_highs(highs: Any) -> Any:
         raise
 
 
-def solve_cpsat(solver: Any, model: Any) -> Any:
+def solve_cpsat(solver: Any, model: Any, callback: Any = None, stop: Callable[[], bool] | None = None) -> Any:
     """``solver.solve(model)`` (OR-Tools CP-SAT), stopped within milliseconds by Ctrl-C.
 
     CP-SAT's own SIGINT handler is switched off (``catch_sigint_signal``): it would take the
@@ -126,7 +134,9 @@ def solve_cpsat(solver: Any, model: Any) -> Any:
     (a few tenths of a second, its response included) but only between the steps of its presolve,
     some of which take tenths of a second each on a large model: up to about 1.3 s was measured
     on ``fat-tree:k=6`` all-to-all (``benchmarks/interrupt_latency.py``). The process cannot
-    leave sooner: OR-Tools aborts a process that exits under a running solve.
+    leave sooner: OR-Tools aborts a process that exits under a running solve. ``callback`` (a
+    ``CpSolverSolutionCallback``) sees each solution; once ``stop()`` answers True the search is
+    stopped and its best solution kept, as when its time limit passes.
 
     Returns
     -------
@@ -134,4 +144,4 @@ def solve_cpsat(solver: Any, model: Any) -> Any:
         The CP-SAT status ``solve`` returned.
     """
     solver.parameters.catch_sigint_signal = False
-    return call_interruptibly(lambda: solver.solve(model), solver.stop_search, name="cp-sat")
+    return call_interruptibly(lambda: solver.solve(model, callback), solver.stop_search, name="cp-sat", stop=stop)

@@ -523,9 +523,9 @@ def schedule_from_args(args: argparse.Namespace, shared: tuple[str, ...] = ()):
 def planned(net: Any, traffic: Any, algorithm: str, options: dict[str, Any], hidden: bool = False) -> Any:
     """``plan(net, traffic, algorithm, **options)`` with a transient line on a terminal (unless
     ``hidden``) saying what runs and for how long, with a bar to the time limit if one is given.
-    For liquid it follows the search (phase, frames placed, deepest partial schedule, nodes),
-    and a first Ctrl-C stops the search with the best schedule it knows, as a spent time limit
-    does; a second one aborts."""
+    For liquid and cpsat it follows the search (liquid: phase, frames placed, deepest partial
+    schedule, nodes; cpsat: best schedule and bound), and a first Ctrl-C stops the search with
+    the best schedule it knows, as a spent time limit does; a second one aborts."""
     from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from ..schedulers import plan
@@ -537,7 +537,7 @@ def planned(net: Any, traffic: Any, algorithm: str, options: dict[str, Any], hid
     columns.append(TimeElapsedColumn())
     with progress_bar(*columns, hidden=hidden) as bar:
         task = bar.add_task(algorithm, total=limit or None)
-        if algorithm != "liquid":
+        if algorithm not in ("liquid", "cpsat"):
             return plan(net, traffic, algorithm, **options)
         with _FirstInterruptStops() as interrupt:
             def report(progress: Any) -> bool:
@@ -552,14 +552,20 @@ def planned(net: Any, traffic: Any, algorithm: str, options: dict[str, Any], hid
 
 def describe_search(progress: Any) -> str:
     """One line of what a liquid search (its :class:`~liquidsched.schedulers.liquid.SearchProgress`)
-    is doing.
+    or CP-SAT (:class:`~liquidsched.schedulers.cpsat.CpSatProgress`) is doing.
 
     Examples
     --------
     >>> from liquidsched.schedulers.liquid import SearchProgress
     >>> describe_search(SearchProgress("search", 640, 500, 512, 12345, 3.0))
     'liquid: search for 640 frames, 500 placed (deepest 512), 12,345 nodes'
+    >>> from liquidsched.schedulers.cpsat import CpSatProgress
+    >>> describe_search(CpSatProgress(34, 32, 3, 1.0)), describe_search(CpSatProgress(None, 32, 0, 1.0))
+    ('cpsat: best 34 frames, bound 32', 'cpsat: no schedule yet, bound 32')
     """
+    if not hasattr(progress, "phase"):
+        best = "no schedule yet" if progress.best_frames is None else f"best {progress.best_frames:,} frames"
+        return f"cpsat: {best}, bound {progress.bound:,}"
     if progress.phase in ("search", "symmetric search"):
         return (f"liquid: {progress.phase} for {progress.target:,} frames, {progress.frames:,} placed "
                 f"(deepest {progress.deepest:,}), {progress.nodes:,} nodes")

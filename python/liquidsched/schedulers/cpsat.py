@@ -10,6 +10,10 @@ least the frame bound of them are used.
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
 from .. import _core
 from ..bounds import frame_lower_bound
 from ..errors import InputError
@@ -52,7 +56,43 @@ def build_slot_model(paths: list[list[int]], resources: int, slots: int, lower: 
     return model, x, used
 
 
-def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, workers: int = 1) -> Schedule:
+@dataclass(frozen=True)
+class CpSatProgress:
+    """How far :func:`cpsat` has gone: the frames of its best schedule so far (None before the
+    first) and the bound proven when it was found (the frame bound before), ``solutions`` found,
+    seconds since the solve started."""
+
+    best_frames: int | None
+    bound: int
+    solutions: int
+    elapsed_s: float
+
+
+class _Incumbent:
+    """What CP-SAT's solutions told so far (written by its solution callback, on the solver's
+    thread; read on the main thread)."""
+
+    def __init__(self, bound: int) -> None:
+        self.frames: int | None = None
+        self.bound = bound
+        self.solutions = 0
+
+    def callback(self) -> Any:
+        from ortools.sat.python import cp_model
+
+        incumbent = self
+
+        class Recorder(cp_model.CpSolverSolutionCallback):
+            def on_solution_callback(self) -> None:
+                incumbent.frames = int(round(self.objective_value))
+                incumbent.bound = max(incumbent.bound, int(round(self.best_objective_bound)))
+                incumbent.solutions += 1
+
+        return Recorder()
+
+
+def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, workers: int = 1,
+          progress: Callable[[CpSatProgress], bool | None] | None = None) -> Schedule:
     """Optimal schedule by CP-SAT on the slot-assignment model.
 
     Parameters
@@ -62,6 +102,10 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
         ``info.optimal = False`` (DSatur's if CP-SAT found none) and the solver's bound.
     workers
         CP-SAT search workers (1 keeps runs deterministic and one-core comparable).
+    progress
+        Called with a :class:`CpSatProgress` every 50 ms while CP-SAT searches (the ``plan``
+        command's progress line). When it returns a true value the search stops as if its time
+        had run out (``stats["stopped_by"]`` "request"): ``plan`` asks so on a first Ctrl-C.
 
     Examples
     --------
@@ -86,7 +130,20 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
     solver.parameters.num_workers = workers
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
-    status = solve_cpsat(solver, model)
+    incumbent = _Incumbent(lower)
+    asked = False
+
+    def stop() -> bool:
+        nonlocal asked
+        report = CpSatProgress(incumbent.frames, incumbent.bound, incumbent.solutions, time.perf_counter() - started)
+        asked = asked or bool(progress(report))
+        return asked
+
+    started = time.perf_counter()
+    if progress is None:
+        status = solve_cpsat(solver, model)
+    else:
+        status = solve_cpsat(solver, model, callback=incumbent.callback(), stop=stop)
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         slots = [[] for _ in greedy]
         for t, row in enumerate(x):
@@ -108,6 +165,7 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
             "proven_lower_bound": max(proven, lower),
             "gap": len(frames) - max(proven, lower),
             "wall_time_s": solver.wall_time,
+            **({"stopped_by": "request"} if asked and status != cp_model.OPTIMAL else {}),
         },
     )
     return Schedule.from_indices(net, traffic, frames, info)
