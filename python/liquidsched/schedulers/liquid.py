@@ -45,8 +45,8 @@ class SearchProgress:
     ``phase`` is one of "line product", "torus design", "orbit assignment" (the constructions,
     in Python), "preparing" (the routes and symmetries handed to the core), then the core's
     "starting", "orbit cover", "symmetry group" (the transfers' images under it), "symmetric
-    search", "search" and "completion" (the best partial
-    schedule completed when a budget runs out or a stop is asked). ``target`` is the length
+    search", "search" and "completion" (the best partial schedule completed when a budget runs
+    out or a stop is asked). ``target`` is the length
     searched (the frame bound, or more once a shorter schedule is proven not to exist),
     ``frames`` the frames of the partial schedule at hand, ``deepest`` the most frames a partial
     schedule of this target reached, ``nodes`` the category nodes explored; the counts are 0

@@ -194,8 +194,11 @@ impl<'a> Search<'a> {
                 return false;
             }
         }
-        if self.nodes.is_multiple_of(256) && self.out_of_time() {
-            return false;
+        if self.nodes.is_multiple_of(256) {
+            self.report_progress();
+            if self.budget_spent() {
+                return false;
+            }
         }
         if self.nodes.is_multiple_of(EVERY as u64) && self.interrupt.is_set() {
             return false;
@@ -207,12 +210,15 @@ impl<'a> Search<'a> {
         true
     }
 
-    /// Whether the time budget ran out or the caller asked to stop (recorded as the reason),
-    /// reporting the progress to the caller on the way: called every 256 nodes and every level.
-    fn out_of_time(&mut self) -> bool {
+    /// Tell the caller watching the search how far it is (every 256 nodes and every level).
+    fn report_progress(&self) {
         if let Some(progress) = self.interrupt.progress() {
             progress.record(self.nodes, self.frames.len());
         }
+    }
+
+    /// Whether the time budget ran out or the caller asked to stop, recorded as the reason.
+    fn budget_spent(&mut self) -> bool {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             self.stopped_by = Some(Budget::Time);
             return true;
@@ -235,7 +241,8 @@ impl<'a> Search<'a> {
         }
         // A level costs time in proportion to the remaining traffic, far more than a node on
         // large traffics: the clock is read at every one, not only every 256 nodes.
-        if self.out_of_time() {
+        self.report_progress();
+        if self.budget_spent() {
             return Outcome::Stopped;
         }
         // Likewise the interrupt, when a level costs more than a probe.
