@@ -104,14 +104,16 @@ def test_cpsat_stops_on_ctrl_c_with_the_best_schedule_known():
     pytest.importorskip("ortools")
     # The model is built in about 4 CPU seconds; CP-SAT then searches for minutes. plan's first
     # Ctrl-C stops it as its time limit would: its best schedule, or DSatur's before it has one.
+    # The table this time (the liquid test reads the JSON): it says so, and from where.
     out: list[str] = []
     p, err = interrupt_after_cpu([LIQUIDSCHED, "plan", "--topology", "fat-tree:k=6", "--traffic", "all-to-all",
-                                  "--algorithm", "cpsat", "--json"], cpu_s=8.0, stdout=out)
+                                  "--algorithm", "cpsat"], cpu_s=8.0, stdout=out)
     assert p.returncode == 0, err
     assert "Traceback" not in err
-    summary = json.loads(out[0])
-    assert summary["stats"]["stopped_by"] == "request" and summary["stats"]["status"] in ("FEASIBLE", "UNKNOWN")
-    assert summary["length"] >= summary["stats"]["proven_lower_bound"] >= summary["lower_bound"]
+    # A narrow terminal folds the cell onto several lines: the words are looked for anywhere.
+    table = out[0]
+    assert "stopped early" in table and "by Ctrl-C" in table, table
+    assert "cp-sat" in table or "dsatur" in table, table
 
 
 def test_the_liquid_search_answers_ctrl_c_in_python():

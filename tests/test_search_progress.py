@@ -122,6 +122,7 @@ def test_cpsat_reports_and_stops_with_its_best_schedule():
 
     s = cpsat(net, traffic, progress=stop_after_a_second)
     assert s.info.stats["stopped_by"] == "request" and s.info.stats["status"] in ("FEASIBLE", "UNKNOWN")
+    assert s.info.stats["source"] == ("cp-sat" if s.info.stats["status"] == "FEASIBLE" else "dsatur")
     assert validate(s) == []
     assert s.length >= s.info.stats["proven_lower_bound"] >= s.info.lower_bound
     assert s.info.optimal is (s.length <= s.info.stats["proven_lower_bound"])

@@ -141,10 +141,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
             table.add_row("all at once (predicted)", f"{brute * 1e3:.3f} ms: β once, then every transfer at once "
                           f"sharing fairly (fluid model); {winner}")
     stopped_by = schedule.info.stats.get("stopped_by")
+    source = schedule.info.stats.get("source", algorithm)
     if stopped_by == "request":
-        table.add_row("stopped early", f"by Ctrl-C: the best schedule known (from {schedule.info.stats['source']})")
+        table.add_row("stopped early", f"by Ctrl-C: the best schedule known (from {source})")
     elif stopped_by:
-        table.add_row("budget ran out", f"{stopped_by} (schedule from {schedule.info.stats['source']})")
+        table.add_row("budget ran out", f"{stopped_by} (schedule from {source})")
     table.add_row("throughput (latency excluded)", mbps(summary["throughput_Bps"]))
     table.add_row("liquid throughput" + (" of the legs" if summary.get("relayed") else ""),
                   mbps(summary["liquid_throughput_Bps"]))

@@ -165,6 +165,8 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
             "proven_lower_bound": max(proven, lower),
             "gap": len(frames) - max(proven, lower),
             "wall_time_s": solver.wall_time,
+            # DSatur's schedule stands in when CP-SAT found none in its time.
+            "source": "cp-sat" if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else "dsatur",
             **({"stopped_by": "request"} if asked and status != cp_model.OPTIMAL else {}),
         },
     )
