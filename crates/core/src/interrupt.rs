@@ -60,9 +60,12 @@ impl<'p> Interrupt<'p> {
         self
     }
 
-    /// The caller's [`Progress`], if it watches.
-    pub fn progress(&self) -> Option<&'p Progress> {
-        self.progress
+    /// Tell the caller's [`Progress`], if it watches, what `update` writes.
+    #[inline]
+    pub fn report(&self, update: impl FnOnce(&Progress)) {
+        if let Some(progress) = self.progress {
+            update(progress);
+        }
     }
 
     /// Whether the caller asked the computation to stop with its best answer (not to give up

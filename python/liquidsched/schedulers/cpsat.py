@@ -131,6 +131,7 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
     if time_limit is not None:
         solver.parameters.max_time_in_seconds = float(time_limit)
     incumbent = _Incumbent(lower)
+    started = time.perf_counter()
     asked = False
 
     def stop() -> bool:
@@ -139,7 +140,6 @@ def cpsat(net: Network, traffic: Traffic, time_limit: float | None = None, worke
         asked = asked or bool(progress(report))
         return asked
 
-    started = time.perf_counter()
     if progress is None:
         status = solve_cpsat(solver, model)
     else:

@@ -210,11 +210,11 @@ impl<'a> Search<'a> {
         true
     }
 
-    /// Tell the caller watching the search how far it is (every 256 nodes and every level).
+    /// Tell the caller watching the search how far it is (every 256 nodes and every large
+    /// level).
     fn report_progress(&self) {
-        if let Some(progress) = self.interrupt.progress() {
-            progress.record(self.nodes, self.frames.len());
-        }
+        self.interrupt
+            .report(|p| p.record(self.nodes, self.frames.len()));
     }
 
     /// Whether the time budget ran out or the caller asked to stop, recorded as the reason.
@@ -241,7 +241,10 @@ impl<'a> Search<'a> {
         }
         // A level costs time in proportion to the remaining traffic, far more than a node on
         // large traffics: the clock is read at every one, not only every 256 nodes.
-        self.report_progress();
+        // Small levels are many: the nodes' reports (every 256) serve for them.
+        if self.rem_count >= LARGE_LEVEL {
+            self.report_progress();
+        }
         if self.budget_spent() {
             return Outcome::Stopped;
         }
@@ -424,9 +427,7 @@ impl<'a> Search<'a> {
 
     /// Search a schedule of at most `target` frames from the whole traffic.
     pub(super) fn run(&mut self, target: u32) -> Outcome {
-        if let Some(progress) = self.interrupt.progress() {
-            progress.aim(target);
-        }
+        self.interrupt.report(|p| p.aim(target));
         self.target = target;
         self.frames.clear();
         self.best_partial.clear();

@@ -50,7 +50,7 @@ pub(super) fn search_schedule(
         let nodes = node_limit.map_or(opts.symmetric_nodes, |n| n.min(opts.symmetric_nodes));
         let now = Instant::now();
         let half = search_deadline.map(|d| now + d.saturating_duration_since(now) / 2);
-        enter(interrupt, Phase::OrbitCover);
+        interrupt.report(|p| p.enter(Phase::OrbitCover));
         let found = orbit_cover(traffic, structure, nodes, opts.memo_bytes, half, interrupt)?;
         result.nodes = found.nodes;
         result.memory_bytes = found.memory_bytes;
@@ -67,11 +67,11 @@ pub(super) fn search_schedule(
     }
     let mut symmetric_partial = Vec::new();
     if bound == lambda && !opts.symmetry.is_empty() {
-        enter(interrupt, Phase::Group);
+        interrupt.report(|p| p.enter(Phase::Group));
         if let Some(group) = Group::of_traffic(traffic, &opts.symmetry, search_deadline, interrupt)
         {
             if (lambda as usize).is_multiple_of(group.order()) {
-                enter(interrupt, Phase::Symmetric);
+                interrupt.report(|p| p.enter(Phase::Symmetric));
                 let found = symmetric_schedule(traffic, &group, opts, search_deadline, interrupt)?;
                 result.nodes += found.nodes;
                 result.memory_bytes = result.memory_bytes.max(found.memory_bytes);
@@ -102,13 +102,13 @@ pub(super) fn search_schedule(
     };
     let mut search = Search::new(traffic, opts, Mode::Schedule, search_deadline, interrupt);
     search.nodes = result.nodes;
-    enter(interrupt, Phase::Search);
+    interrupt.report(|p| p.enter(Phase::Search));
     // The incumbent is computed only when the liquid search does not settle the question.
     let mut incumbent: Option<(Vec<Vec<u32>>, Source)> = None;
     let mut target = bound;
     if bound > lambda && !opts.optimize {
         // No liquid schedule exists, and the optimum is not asked for.
-        enter(interrupt, Phase::Completion);
+        interrupt.report(|p| p.enter(Phase::Completion));
         incumbent = Some(best_known(traffic, &[], deadlines.answer, interrupt)?);
     } else {
         // With slots, a frame is a count to meet on several resources at once, and the search
@@ -146,7 +146,7 @@ pub(super) fn search_schedule(
                 Outcome::Exhausted => {
                     result.lower_bound = target + 1;
                     if incumbent.is_none() {
-                        enter(interrupt, Phase::Completion);
+                        interrupt.report(|p| p.enter(Phase::Completion));
                         incumbent = Some(best_known(
                             traffic,
                             &search.best_partial,
@@ -159,7 +159,7 @@ pub(super) fn search_schedule(
                         break;
                     }
                     target += 1;
-                    enter(interrupt, Phase::Search);
+                    interrupt.report(|p| p.enter(Phase::Search));
                     attempt_nodes = opts.first_attempt_nodes.max(1);
                     search.attempt_end =
                         restarts.then(|| search.nodes.saturating_add(attempt_nodes));
@@ -167,7 +167,7 @@ pub(super) fn search_schedule(
                 }
                 Outcome::Stopped => {
                     result.stopped_by = search.stopped_by;
-                    enter(interrupt, Phase::Completion);
+                    interrupt.report(|p| p.enter(Phase::Completion));
                     let candidates = completions(
                         traffic,
                         [&search.best_partial, &symmetric_partial],
@@ -213,7 +213,13 @@ fn completions(
     deadline: Option<Instant>,
     interrupt: &Interrupt,
 ) -> CoreResult<Vec<(Vec<Vec<u32>>, Source)>> {
+    let nothing = Vec::new();
     let mut starts: Vec<&Vec<Vec<u32>>> = partials.into_iter().filter(|p| !p.is_empty()).collect();
+    let placed = !starts.is_empty();
+    if !placed {
+        // The whole traffic: DSatur, or first fit where DSatur does not finish in time.
+        starts.push(&nothing);
+    }
     starts.sort_by_key(|p| std::cmp::Reverse(p.len()));
     let mut found = Vec::new();
     for partial in starts {
@@ -222,10 +228,7 @@ fn completions(
         }
         found.push(best_known(traffic, partial, deadline, interrupt)?);
     }
-    if found.is_empty() {
-        // Nothing placed: DSatur, or first fit where DSatur does not finish in time.
-        found.push(best_known(traffic, &[], deadline, interrupt)?);
-    } else if alone {
+    if placed && alone {
         let whole = dsatur_until(
             &traffic.paths,
             traffic.users.len(),
@@ -236,13 +239,6 @@ fn completions(
         found.extend(whole.map(|frames| (frames, Source::Dsatur)));
     }
     Ok(found)
-}
-
-/// Tell the caller watching the search that it enters `phase`.
-fn enter(interrupt: &Interrupt, phase: Phase) {
-    if let Some(progress) = interrupt.progress() {
-        progress.enter(phase);
-    }
 }
 
 /// What the symmetric attempt found, and what it cost.
